@@ -1,0 +1,536 @@
+/* gpusim: GPU architecture descriptions (see arch.h). */
+#include "config.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+
+#include <math.h>
+#include <string.h>
+
+#define OFF(f) offsetof (GsArch, f)
+#define REQ GS_PARAM_REQUIRED
+#define ADV GS_PARAM_ADVANCED
+#define BIG 1e12
+
+/* Every arch parameter, once.  Ranges reject nonsense (zero or negative
+ * sizes) while admitting hypothetical GPUs far beyond today's. */
+static const GsParam arch_params[] = {
+  { "name", GS_PARAM_STRING, OFF (name), "", NAN, NULL, 0, 0, REQ,
+    "short unique name, as given to --arch" },
+  { "full_name", GS_PARAM_STRING, OFF (full_name), "", NAN, "", 0, 0, 0,
+    "product name" },
+  { "family", GS_PARAM_STRING, OFF (family), "", NAN, "", 0, 0, 0,
+    "architecture family (volta, turing, ampere, ada, hopper)" },
+  { "abstract", GS_PARAM_BOOL, OFF (abstract), "", 0, NULL, 0, 1, ADV,
+    "true in base files that describe a family, not a GPU" },
+  { "compute_capability", GS_PARAM_INT, OFF (compute_capability), "", NAN,
+    NULL, 30, 200, REQ, "CUDA compute capability, major*10+minor" },
+
+  { "sm.count", GS_PARAM_INT, OFF (sm_count), "SMs", NAN, NULL, 1, 65536,
+    REQ, "streaming multiprocessors" },
+  { "sm.clock_base_mhz", GS_PARAM_DOUBLE, OFF (clock_base_mhz), "MHz", NAN,
+    NULL, 1, 1e5, REQ, "base SM clock" },
+  { "sm.clock_boost_mhz", GS_PARAM_DOUBLE, OFF (clock_boost_mhz), "MHz",
+    NAN, NULL, 1, 1e5, REQ, "boost SM clock (the datasheet's peak-rate clock)" },
+  { "sm.schedulers", GS_PARAM_INT, OFF (schedulers), "per SM", 4, NULL, 1,
+    64, 0, "warp schedulers (sub-partitions), one issue per clock each" },
+  { "sm.warp_size", GS_PARAM_INT, OFF (warp_size), "threads", 32, NULL, 1,
+    1024, ADV, "threads per warp" },
+  { "sm.max_warps", GS_PARAM_INT, OFF (max_warps), "warps", NAN, NULL, 1,
+    65536, REQ, "resident warps per SM" },
+  { "sm.max_blocks", GS_PARAM_INT, OFF (max_blocks), "blocks", NAN, NULL, 1,
+    65536, REQ, "resident blocks per SM" },
+  { "sm.max_threads", GS_PARAM_INT, OFF (max_threads), "threads", NAN, NULL,
+    1, 1 << 24, REQ, "resident threads per SM" },
+  { "sm.max_threads_per_block", GS_PARAM_INT, OFF (max_threads_per_block),
+    "threads", 1024, NULL, 1, 1 << 20, 0, "threads per block" },
+  { "sm.registers", GS_PARAM_INT, OFF (registers), "registers", NAN, NULL,
+    1024, 1 << 28, REQ, "32-bit registers per SM" },
+  { "sm.max_regs_per_thread", GS_PARAM_INT, OFF (max_regs_per_thread),
+    "registers", 255, NULL, 16, 65536, 0, "registers per thread" },
+  { "sm.max_regs_per_block", GS_PARAM_INT, OFF (max_regs_per_block),
+    "registers", 65536, NULL, 1024, 1 << 28, 0, "registers per block" },
+  { "sm.reg_alloc_unit", GS_PARAM_INT, OFF (reg_alloc_unit), "registers",
+    256, NULL, 1, 65536, ADV,
+    "registers per warp are allocated in multiples of this" },
+  { "sm.smem_kib", GS_PARAM_INT, OFF (smem_per_sm_kib), "KiB", NAN, NULL, 1,
+    1 << 20, REQ, "largest shared-memory carveout per SM" },
+  { "sm.smem_per_block_kib", GS_PARAM_INT, OFF (smem_per_block_kib), "KiB",
+    NAN, NULL, 1, 1 << 20, REQ,
+    "largest shared memory per block (with opt-in)" },
+  { "sm.smem_per_block_default_kib", GS_PARAM_INT,
+    OFF (smem_per_block_default_kib), "KiB", 48, NULL, 1, 1 << 20, ADV,
+    "shared memory per block without opt-in" },
+  { "sm.smem_reserved_bytes", GS_PARAM_INT, OFF (smem_reserved_bytes),
+    "bytes", 0, NULL, 0, 1 << 20, ADV,
+    "shared memory the system reserves per block" },
+  { "sm.smem_alloc_unit", GS_PARAM_INT, OFF (smem_alloc_unit), "bytes", 128,
+    NULL, 1, 1 << 20, ADV, "shared-memory allocation granularity" },
+  { "sm.smem_carveouts_kib", GS_PARAM_INT_LIST, OFF (smem_carveouts_kib),
+    "KiB", NAN, NULL, 0, 1 << 20, ADV,
+    "shared-memory carveouts the driver can configure" },
+  { "sm.l1_smem_kib", GS_PARAM_INT, OFF (l1_smem_per_sm_kib), "KiB", NAN,
+    NULL, 1, 1 << 20, REQ, "unified L1 data cache and shared memory per SM" },
+
+  { "units.fp32_lanes", GS_PARAM_INT, OFF (fp32_lanes), "ops/clk/SM", NAN,
+    NULL, 1, 1 << 20, REQ, "FP32 lanes (an FMA per lane per clock)" },
+  { "units.fp64_lanes", GS_PARAM_INT, OFF (fp64_lanes), "ops/clk/SM", NAN,
+    NULL, 0, 1 << 20, REQ, "FP64 lanes" },
+  { "units.int32_lanes", GS_PARAM_INT, OFF (int32_lanes), "ops/clk/SM", NAN,
+    NULL, 1, 1 << 20, REQ, "INT32 lanes" },
+  { "units.sfu_lanes", GS_PARAM_INT, OFF (sfu_lanes), "ops/clk/SM", NAN,
+    NULL, 1, 1 << 20, REQ, "special-function units" },
+  { "units.ldst_lanes", GS_PARAM_INT, OFF (ldst_lanes), "ops/clk/SM", NAN,
+    NULL, 1, 1 << 20, REQ, "load/store units" },
+  { "units.smem_bytes_per_clk", GS_PARAM_DOUBLE, OFF (smem_bytes_per_clk),
+    "B/clk/SM", 128, NULL, 1, 1 << 20, 0, "shared-memory bandwidth" },
+  { "units.l1_bytes_per_clk", GS_PARAM_DOUBLE, OFF (l1_bytes_per_clk),
+    "B/clk/SM", 128, NULL, 1, 1 << 20, 0, "L1 data-cache bandwidth" },
+
+  { "tensor.tf32_flops_per_clk", GS_PARAM_DOUBLE,
+    OFF (tensor_flops_per_clk[GS_DTYPE_TF32]), "FLOP/clk/SM", 0, NULL, 0,
+    BIG, 0, "dense TF32 tensor-core FLOPs (0: none)" },
+  { "tensor.fp16_flops_per_clk", GS_PARAM_DOUBLE,
+    OFF (tensor_flops_per_clk[GS_DTYPE_FP16]), "FLOP/clk/SM", 0, NULL, 0,
+    BIG, 0, "dense FP16 tensor-core FLOPs, FP32 accumulate (0: none)" },
+  { "tensor.bf16_flops_per_clk", GS_PARAM_DOUBLE,
+    OFF (tensor_flops_per_clk[GS_DTYPE_BF16]), "FLOP/clk/SM", 0, NULL, 0,
+    BIG, 0, "dense BF16 tensor-core FLOPs (0: none)" },
+  { "tensor.fp8_flops_per_clk", GS_PARAM_DOUBLE,
+    OFF (tensor_flops_per_clk[GS_DTYPE_FP8]), "FLOP/clk/SM", 0, NULL, 0, BIG,
+    0, "dense FP8 tensor-core FLOPs (0: none)" },
+  { "tensor.int8_ops_per_clk", GS_PARAM_DOUBLE,
+    OFF (tensor_flops_per_clk[GS_DTYPE_INT8]), "OP/clk/SM", 0, NULL, 0, BIG,
+    0, "dense INT8 tensor-core operations (0: none)" },
+  { "tensor.fp64_flops_per_clk", GS_PARAM_DOUBLE,
+    OFF (tensor_flops_per_clk[GS_DTYPE_FP64]), "FLOP/clk/SM", 0, NULL, 0,
+    BIG, 0, "dense FP64 tensor-core FLOPs (0: none)" },
+
+  { "l2.size_mib", GS_PARAM_DOUBLE, OFF (l2_mib), "MiB", NAN, NULL, 0.001,
+    1e6, REQ, "L2 cache size" },
+  { "l2.bandwidth_gbs", GS_PARAM_DOUBLE, OFF (l2_bandwidth_gbs), "GB/s", NAN,
+    NULL, 1, 1e7, REQ, "L2 read bandwidth, whole GPU" },
+  { "dram.size_gib", GS_PARAM_DOUBLE, OFF (dram_gib), "GiB", NAN, NULL,
+    0.001, 1e7, REQ, "device memory size" },
+  { "dram.bandwidth_gbs", GS_PARAM_DOUBLE, OFF (dram_bandwidth_gbs), "GB/s",
+    NAN, NULL, 1, 1e7, REQ, "device memory bandwidth (datasheet)" },
+  { "dram.type", GS_PARAM_STRING, OFF (dram_type), "", NAN, "", 0, 0, 0,
+    "memory technology" },
+
+  { "latency.alu_cycles", GS_PARAM_DOUBLE, OFF (lat_alu), "cycles", 4, NULL,
+    1, 1e4, 0, "dependent FP32 ALU instruction" },
+  { "latency.sfu_cycles", GS_PARAM_DOUBLE, OFF (lat_sfu), "cycles", 20,
+    NULL, 1, 1e4, 0, "dependent SFU instruction" },
+  { "latency.tensor_cycles", GS_PARAM_DOUBLE, OFF (lat_tensor), "cycles", 32,
+    NULL, 1, 1e4, 0, "dependent MMA instruction" },
+  { "latency.smem_cycles", GS_PARAM_DOUBLE, OFF (lat_smem), "cycles", 30,
+    NULL, 1, 1e5, 0, "shared-memory load" },
+  { "latency.l1_cycles", GS_PARAM_DOUBLE, OFF (lat_l1), "cycles", 35, NULL,
+    1, 1e5, 0, "L1 hit" },
+  { "latency.l2_cycles", GS_PARAM_DOUBLE, OFF (lat_l2), "cycles", 250, NULL,
+    1, 1e6, 0, "L2 hit" },
+  { "latency.dram_cycles", GS_PARAM_DOUBLE, OFF (lat_dram), "cycles", 500,
+    NULL, 1, 1e6, 0, "DRAM access (L2 miss)" },
+
+  { "launch.kernel_overhead_us", GS_PARAM_DOUBLE, OFF (launch_overhead_us),
+    "us", 2.0, NULL, 0, 1e6, 0,
+    "gap between back-to-back kernels on one stream" },
+  { "launch.block_dispatch_ns", GS_PARAM_DOUBLE, OFF (block_dispatch_ns),
+    "ns", 0, NULL, 0, 1e6, ADV,
+    "time to dispatch one block onto an SM" },
+  { "power.tdp_w", GS_PARAM_DOUBLE, OFF (tdp_w), "W", 0, NULL, 0, 1e5, 0,
+    "board power limit" },
+};
+
+#undef OFF
+#define OFF(f) (offsetof (GsArch, cal) + offsetof (GsCalibration, f))
+
+static const GsParam cal_params[] = {
+  { "calibration.source", GS_PARAM_STRING, OFF (source), "", NAN, "", 0, 0,
+    0, "measurements the fit used" },
+  { "calibration.date", GS_PARAM_STRING, OFF (date), "", NAN, "", 0, 0, 0,
+    "date of the fit" },
+  { "calibration.method", GS_PARAM_STRING, OFF (method), "", NAN, "", 0, 0,
+    0, "fitter and train/validation split" },
+  { "calibration.rows", GS_PARAM_INT, OFF (rows), "rows", 0, NULL, 0,
+    1 << 30, 0, "measured rows the fit used" },
+  { "calibration.clock_mhz", GS_PARAM_DOUBLE, OFF (clock_mhz), "MHz", 0,
+    NULL, 0, 1e5, 0, "sustained SM clock under load (0: boost clock)" },
+  { "calibration.issue_eff", GS_PARAM_DOUBLE, OFF (issue_eff), "", 0, NULL,
+    0, 1, 0, "fraction of issue slots a saturating kernel uses (0: 1)" },
+  { "calibration.dram_eff", GS_PARAM_DOUBLE, OFF (dram_eff), "", 0, NULL, 0,
+    1, 0, "fraction of DRAM bandwidth a streaming kernel reaches (0: 1)" },
+  { "calibration.l2_eff", GS_PARAM_DOUBLE, OFF (l2_eff), "", 0, NULL, 0, 1,
+    0, "fraction of L2 bandwidth reachable (0: 1)" },
+  { "calibration.mem_overlap", GS_PARAM_DOUBLE, OFF (mem_overlap), "", 1,
+    NULL, 0, 1, 0, "how much of a block's memory time hides under compute" },
+  { "calibration.launch_us", GS_PARAM_DOUBLE, OFF (launch_us), "us", 0, NULL,
+    0, 1e6, 0, "gap between dependent kernels (0: launch.kernel_overhead_us)" },
+  { "calibration.kernel_fixed_us", GS_PARAM_DOUBLE, OFF (kernel_fixed_us),
+    "us", 0, NULL, 0, 1e6, 0, "fixed cost of every kernel beyond its blocks" },
+  { "calibration.block_fixed_ns", GS_PARAM_DOUBLE, OFF (block_fixed_ns),
+    "ns", 0, NULL, 0, 1e9, 0, "fixed latency of every block" },
+  { "calibration.mlp_bytes_per_warp", GS_PARAM_DOUBLE,
+    OFF (mlp_bytes_per_warp), "bytes", 0, NULL, 0, 1e9, 0,
+    "global-memory bytes one warp keeps in flight (0: 512)" },
+};
+#undef OFF
+
+/* Groups other layers parse themselves (kernel library tables, MIG
+ * profiles, fit errors): the arch loader lets them through. */
+static const char *const opaque_keys[] = {
+  "base", "calibration", "mig", NULL
+};
+static const char *const cal_opaque_keys[] = {
+  "fit_error", "library", NULL
+};
+
+const GsParam *
+gs_arch_params (guint *n)
+{
+  *n = G_N_ELEMENTS (arch_params);
+  return arch_params;
+}
+
+const GsParam *
+gs_calibration_params (guint *n)
+{
+  *n = G_N_ELEMENTS (cal_params);
+  return cal_params;
+}
+
+/* ----------------------------------------------------------- search path */
+
+char **
+gs_arch_search_path (void)
+{
+  GPtrArray *dirs = g_ptr_array_new ();
+  const char *env = g_getenv ("GPUSIM_ARCH_PATH");
+  if (env != NULL && *env)
+    {
+      g_auto (GStrv) parts = g_strsplit (env, G_SEARCHPATH_SEPARATOR_S, -1);
+      for (char **p = parts; *p; p++)
+        if (**p)
+          g_ptr_array_add (dirs, g_strdup (*p));
+    }
+  g_ptr_array_add (dirs, g_strdup ("./arch"));
+  g_ptr_array_add (dirs, g_build_filename (GS_DATADIR, "arch", NULL));
+  g_ptr_array_add (dirs, NULL);
+  return (char **) g_ptr_array_free (dirs, FALSE);
+}
+
+static gboolean
+looks_like_path (const char *s)
+{
+  return strchr (s, '/') != NULL || g_str_has_suffix (s, ".cfg");
+}
+
+char *
+gs_arch_resolve (const char *name, GError **error)
+{
+  if (name == NULL || *name == '\0')
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE, "no GPU architecture given");
+      return NULL;
+    }
+  if (looks_like_path (name))
+    {
+      if (!g_file_test (name, G_FILE_TEST_IS_REGULAR))
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: no such file", name);
+          return NULL;
+        }
+      return g_strdup (name);
+    }
+  g_auto (GStrv) dirs = gs_arch_search_path ();
+  g_autofree char *base = g_strconcat (name, ".cfg", NULL);
+  for (char **d = dirs; *d; d++)
+    {
+      char *f = g_build_filename (*d, base, NULL);
+      if (g_file_test (f, G_FILE_TEST_IS_REGULAR))
+        return f;
+      g_free (f);
+    }
+  g_autofree char *joined = g_strjoinv (", ", dirs);
+  g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+               "unknown GPU architecture '%s' (searched %s; "
+               "'gpusim arch list' shows the known ones)", name, joined);
+  return NULL;
+}
+
+char **
+gs_arch_list (char ***files_out)
+{
+  g_auto (GStrv) dirs = gs_arch_search_path ();
+  GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                            g_free);
+  for (char **d = dirs; *d; d++)
+    {
+      GDir *dir = g_dir_open (*d, 0, NULL);
+      if (dir == NULL)
+        continue;
+      const char *e;
+      while ((e = g_dir_read_name (dir)) != NULL)
+        {
+          if (!g_str_has_suffix (e, ".cfg"))
+            continue;
+          char *name = g_strndup (e, strlen (e) - 4);
+          if (g_hash_table_contains (seen, name))
+            {
+              g_free (name);
+              continue;
+            }
+          char *f = g_build_filename (*d, e, NULL);
+          /* Skip base files: they declare abstract = true. */
+          config_t cfg;
+          config_init (&cfg);
+          int abstract = 0;
+          if (config_read_file (&cfg, f) == CONFIG_TRUE)
+            config_lookup_bool (&cfg, "abstract", &abstract);
+          config_destroy (&cfg);
+          if (abstract)
+            {
+              g_free (name);
+              g_free (f);
+              continue;
+            }
+          g_hash_table_insert (seen, name, f);
+        }
+      g_dir_close (dir);
+    }
+  GList *keys = g_list_sort (g_hash_table_get_keys (seen),
+                             (GCompareFunc) g_strcmp0);
+  GPtrArray *out = g_ptr_array_new ();
+  GPtrArray *fout = g_ptr_array_new ();
+  for (GList *l = keys; l; l = l->next)
+    {
+      g_ptr_array_add (out, g_strdup (l->data));
+      g_ptr_array_add (fout, g_strdup (g_hash_table_lookup (seen, l->data)));
+    }
+  g_list_free (keys);
+  g_hash_table_unref (seen);
+  g_ptr_array_add (out, NULL);
+  g_ptr_array_add (fout, NULL);
+  if (files_out)
+    *files_out = (char **) g_ptr_array_free (fout, FALSE);
+  else
+    g_strfreev ((char **) g_ptr_array_free (fout, FALSE));
+  return (char **) g_ptr_array_free (out, FALSE);
+}
+
+/* ------------------------------------------------------------------ load */
+
+static void
+arch_init (GsArch *a)
+{
+  memset (a, 0, sizeof *a);
+  gs_params_init (arch_params, G_N_ELEMENTS (arch_params), a);
+  gs_params_init (cal_params, G_N_ELEMENTS (cal_params), a);
+}
+
+void
+gs_arch_free (GsArch *a)
+{
+  if (a == NULL)
+    return;
+  gs_params_clear (arch_params, G_N_ELEMENTS (arch_params), a);
+  gs_params_clear (cal_params, G_N_ELEMENTS (cal_params), a);
+  g_free (a->file);
+  gs_cfg_chain_free (a->chain);
+  g_free (a);
+}
+
+GsArch *
+gs_arch_copy (const GsArch *src)
+{
+  GsArch *a = g_new (GsArch, 1);
+  *a = *src;
+  gs_params_copy_strings (arch_params, G_N_ELEMENTS (arch_params), a);
+  gs_params_copy_strings (cal_params, G_N_ELEMENTS (cal_params), a);
+  a->file = g_strdup (src->file);
+  a->chain = src->chain ? gs_cfg_chain_ref (src->chain) : NULL;
+  return a;
+}
+
+gboolean
+gs_arch_validate (const GsArch *a, GError **error)
+{
+  const char *f = a->file ? a->file : a->name;
+#define BAD(...)                                                            \
+  do {                                                                      \
+    g_autofree char *msg_ = g_strdup_printf (__VA_ARGS__);                  \
+    g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", f, msg_);       \
+    return FALSE;                                                           \
+  } while (0)
+  if (a->max_threads < a->warp_size)
+    BAD ("sm.max_threads (%d) is smaller than a warp", a->max_threads);
+  if (a->max_warps * a->warp_size < a->max_threads)
+    BAD ("sm.max_warps (%d) cannot hold sm.max_threads (%d)", a->max_warps,
+         a->max_threads);
+  if (a->max_threads_per_block > a->max_threads)
+    BAD ("sm.max_threads_per_block (%d) exceeds sm.max_threads (%d)",
+         a->max_threads_per_block, a->max_threads);
+  if (a->smem_per_block_kib > a->smem_per_sm_kib)
+    BAD ("sm.smem_per_block_kib (%d) exceeds sm.smem_kib (%d)",
+         a->smem_per_block_kib, a->smem_per_sm_kib);
+  if (a->smem_per_sm_kib > a->l1_smem_per_sm_kib)
+    BAD ("sm.smem_kib (%d) exceeds sm.l1_smem_kib (%d)", a->smem_per_sm_kib,
+         a->l1_smem_per_sm_kib);
+  if (a->clock_base_mhz > a->clock_boost_mhz)
+    BAD ("sm.clock_base_mhz (%g) exceeds sm.clock_boost_mhz (%g)",
+         a->clock_base_mhz, a->clock_boost_mhz);
+  if (a->max_regs_per_block > a->registers)
+    BAD ("sm.max_regs_per_block (%d) exceeds sm.registers (%d)",
+         a->max_regs_per_block, a->registers);
+  if (a->schedulers > a->max_warps)
+    BAD ("sm.schedulers (%d) exceeds sm.max_warps (%d)", a->schedulers,
+         a->max_warps);
+  for (int i = 0; i < a->smem_carveouts_kib.n; i++)
+    if (a->smem_carveouts_kib.v[i] > a->smem_per_sm_kib)
+      BAD ("sm.smem_carveouts_kib: %d KiB exceeds sm.smem_kib (%d)",
+           a->smem_carveouts_kib.v[i], a->smem_per_sm_kib);
+#undef BAD
+  return TRUE;
+}
+
+GsArch *
+gs_arch_load_file (const char *file, GError **error)
+{
+  g_autoptr (GsCfgChain) chain = gs_cfg_chain_load (file, error);
+  if (chain == NULL)
+    return NULL;
+
+  /* Unknown keys are errors in every file of the chain. */
+  for (guint i = 0; i < gs_cfg_chain_length (chain); i++)
+    {
+      config_t *cfg = gs_cfg_chain_nth (chain, i);
+      config_setting_t *root = config_root_setting (cfg);
+      if (!gs_params_check_unknown (arch_params, G_N_ELEMENTS (arch_params),
+                                    root, "", opaque_keys, error))
+        return NULL;
+      config_setting_t *cal = config_lookup (cfg, "calibration");
+      if (cal != NULL)
+        {
+          if (config_setting_type (cal) != CONFIG_TYPE_GROUP)
+            {
+              g_autofree char *w = gs_cfg_where (cal);
+              g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                           "%s: calibration: expected a group { ... }", w);
+              return NULL;
+            }
+          /* The calibration table's keys carry the "calibration." prefix. */
+          const GsParam *cp = cal_params;
+          guint cn = G_N_ELEMENTS (cal_params);
+          GsParam stripped[G_N_ELEMENTS (cal_params)];
+          for (guint j = 0; j < cn; j++)
+            {
+              stripped[j] = cp[j];
+              stripped[j].key = cp[j].key + strlen ("calibration.");
+            }
+          if (!gs_params_check_unknown (stripped, cn, cal, "calibration.",
+                                        cal_opaque_keys, error))
+            return NULL;
+        }
+    }
+
+  GsArch *a = g_new (GsArch, 1);
+  arch_init (a);
+  a->file = g_strdup (file);
+  if (!gs_params_load (arch_params, G_N_ELEMENTS (arch_params), a, chain, "",
+                       error)
+      || !gs_params_load (cal_params, G_N_ELEMENTS (cal_params), a, chain, "",
+                          error))
+    {
+      gs_arch_free (a);
+      return NULL;
+    }
+  /* "abstract" is not inherited: a GPU file based on a family file is not
+   * abstract unless it says so. */
+  config_setting_t *abs =
+    config_lookup (gs_cfg_chain_nth (chain, 0), "abstract");
+  a->abstract = abs != NULL && config_setting_get_bool (abs);
+  a->chain = gs_cfg_chain_ref (chain);
+  if (!gs_arch_validate (a, error))
+    {
+      gs_arch_free (a);
+      return NULL;
+    }
+  return a;
+}
+
+GsArch *
+gs_arch_load (const char *name_or_path, GError **error)
+{
+  g_autofree char *file = gs_arch_resolve (name_or_path, error);
+  if (file == NULL)
+    return NULL;
+  return gs_arch_load_file (file, error);
+}
+
+gboolean
+gs_arch_set (GsArch *a, const char *key, const char *value, GError **error)
+{
+  if (gs_params_find (cal_params, G_N_ELEMENTS (cal_params), key))
+    return gs_params_set (cal_params, G_N_ELEMENTS (cal_params), a, key,
+                          value, error);
+  return gs_params_set (arch_params, G_N_ELEMENTS (arch_params), a, key,
+                        value, error);
+}
+
+/* --------------------------------------------------------------- derived */
+
+double
+gs_arch_clock_mhz (const GsArch *a)
+{
+  return a->cal.clock_mhz > 0 ? a->cal.clock_mhz : a->clock_boost_mhz;
+}
+
+double
+gs_arch_peak_flops (const GsArch *a, GsDtype d)
+{
+  double hz = gs_arch_clock_mhz (a) * 1e6;
+  double per_clk;
+  switch (d)
+    {
+    case GS_DTYPE_FP32:
+      per_clk = 2.0 * a->fp32_lanes;
+      break;
+    case GS_DTYPE_FP64:
+      per_clk = MAX (2.0 * a->fp64_lanes,
+                     a->tensor_flops_per_clk[GS_DTYPE_FP64]);
+      break;
+    default:
+      per_clk = a->tensor_flops_per_clk[d];
+      break;
+    }
+  return per_clk * a->sm_count * hz;
+}
+
+double
+gs_arch_dram_bw (const GsArch *a)
+{
+  return a->dram_bandwidth_gbs * 1e9;
+}
+
+double
+gs_arch_l2_bw (const GsArch *a)
+{
+  return a->l2_bandwidth_gbs * 1e9;
+}
+
+double
+gs_arch_issue_eff (const GsArch *a)
+{
+  return a->cal.issue_eff > 0 ? a->cal.issue_eff : 1.0;
+}
+
+double
+gs_arch_dram_eff (const GsArch *a)
+{
+  return a->cal.dram_eff > 0 ? a->cal.dram_eff : 1.0;
+}
+
+double
+gs_arch_l2_eff (const GsArch *a)
+{
+  return a->cal.l2_eff > 0 ? a->cal.l2_eff : 1.0;
+}

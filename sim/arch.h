@@ -1,0 +1,138 @@
+/* gpusim: GPU architecture descriptions.
+ *
+ * An arch file (libconfig, arch/NAME.cfg) holds a GPU's spec sheet and a
+ * `calibration` group fitted from measurements.  Families share a base file
+ * (`base = "sm80.cfg";`): every key not set in a file comes from its base.
+ * All parameters are declared once in the table in arch.c.
+ */
+#ifndef GS_ARCH_H
+#define GS_ARCH_H
+
+#include <glib.h>
+#include "sim/param.h"
+#include "sim/kernel.h"
+
+/* Fitted parameters and their provenance (the file's `calibration` group).
+ * Zero means "not calibrated": the model falls back to the spec sheet. */
+typedef struct {
+  char *source;            /* what the fit used, e.g. "neusight kernels.csv" */
+  char *date;              /* ISO date of the fit */
+  char *method;            /* fitter and split, e.g. "gpusim calibrate, 50% of shapes" */
+  int rows;                /* measured rows used */
+  double clock_mhz;        /* sustained SM clock under load (0: boost clock) */
+  double issue_eff;        /* fraction of issue slots a saturating kernel uses */
+  double dram_eff;         /* fraction of DRAM bandwidth a streaming kernel reaches */
+  double l2_eff;           /* fraction of L2 bandwidth reachable */
+  double mem_overlap;      /* 0..1: how much memory time hides under compute */
+  double launch_us;        /* gap between dependent kernels on one stream, us */
+  double kernel_fixed_us;  /* fixed cost of a kernel beyond its blocks, us */
+  double block_fixed_ns;   /* fixed cost of a block (dispatch, prologue), ns */
+  double mlp_bytes_per_warp; /* global bytes a warp keeps in flight */
+} GsCalibration;
+
+typedef struct GsArch GsArch;
+struct GsArch {
+  char *name;              /* short unique name, e.g. "h100-sxm5-80gb" */
+  char *full_name;         /* marketing name */
+  char *family;            /* volta, turing, ampere, ada, hopper */
+  char *file;              /* the file it was loaded from */
+  gboolean abstract;       /* a base file, not a GPU */
+  int compute_capability;  /* major*10 + minor, e.g. 80 */
+
+  /* SM and its limits (CUDA programming guide, "Compute capabilities"). */
+  int sm_count;
+  double clock_base_mhz;
+  double clock_boost_mhz;
+  int schedulers;          /* warp schedulers (SM sub-partitions) per SM */
+  int warp_size;
+  int max_warps;           /* resident warps per SM */
+  int max_blocks;          /* resident blocks per SM */
+  int max_threads;         /* resident threads per SM */
+  int max_threads_per_block;
+  int registers;           /* 32-bit registers per SM */
+  int max_regs_per_thread;
+  int max_regs_per_block;
+  int reg_alloc_unit;      /* registers per warp are allocated in units of this */
+  int smem_per_sm_kib;     /* largest shared-memory carveout per SM, KiB */
+  int smem_per_block_kib;  /* largest shared memory a block can opt in to, KiB */
+  int smem_per_block_default_kib; /* without opt-in (48 KiB), KiB */
+  int smem_reserved_bytes; /* the system reserves per block (1 KiB on sm80+) */
+  int smem_alloc_unit;     /* shared-memory allocation granularity, bytes */
+  GsIntList smem_carveouts_kib; /* carveouts the driver may choose, KiB */
+  int l1_smem_per_sm_kib;  /* unified L1 + shared memory per SM, KiB */
+
+  /* Throughput per SM per clock. */
+  int fp32_lanes;          /* FP32 results per clock (an FMA is one) */
+  int fp64_lanes;
+  int int32_lanes;
+  int sfu_lanes;
+  int ldst_lanes;          /* load/store units */
+  double smem_bytes_per_clk;
+  double l1_bytes_per_clk;
+  double tensor_flops_per_clk[GS_DTYPE_COUNT]; /* dense; 0: not supported */
+
+  /* Memory system. */
+  double l2_mib;
+  double l2_bandwidth_gbs;
+  double dram_gib;
+  double dram_bandwidth_gbs;
+  char *dram_type;
+
+  /* Latencies, SM clock cycles (microbenchmark papers; see files). */
+  double lat_alu;          /* dependent FP32/INT ALU instruction */
+  double lat_sfu;
+  double lat_tensor;       /* one MMA instruction */
+  double lat_smem;
+  double lat_l1;
+  double lat_l2;
+  double lat_dram;
+
+  /* Launch. */
+  double launch_overhead_us; /* spec-level default for calibration.launch_us */
+  double block_dispatch_ns;  /* time the block scheduler needs per block, per SM */
+
+  double tdp_w;
+
+  GsCalibration cal;
+
+  GsCfgChain *chain;       /* the parsed files, for other layers' groups */
+};
+
+/* Loads an arch by name (searched in $GPUSIM_ARCH_PATH, ./arch and the
+ * installed data directory) or by path (anything with a '/' or ending in
+ * .cfg). */
+GsArch *gs_arch_load (const char *name_or_path, GError **error);
+GsArch *gs_arch_load_file (const char *file, GError **error);
+GsArch *gs_arch_copy (const GsArch *arch);
+void gs_arch_free (GsArch *arch);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsArch, gs_arch_free)
+
+/* Resolves a name to a file, or NULL with an error listing the search path. */
+char *gs_arch_resolve (const char *name_or_path, GError **error);
+/* The directories searched, in order (NULL-terminated; g_strfreev). */
+char **gs_arch_search_path (void);
+/* Every non-abstract arch file found on the search path (sorted names;
+ * g_strfreev).  FILES, if not NULL, receives the matching paths. */
+char **gs_arch_list (char ***files);
+
+/* The parameter table (for arch show, --set and the man page). */
+const GsParam *gs_arch_params (guint *n);
+const GsParam *gs_calibration_params (guint *n);
+/* Sets "sm.count" = "264" style overrides (what-if studies).  Keys under
+ * "calibration." set the calibration group. */
+gboolean gs_arch_set (GsArch *arch, const char *key, const char *value,
+                      GError **error);
+/* Re-checks cross-parameter consistency after overrides. */
+gboolean gs_arch_validate (const GsArch *arch, GError **error);
+
+/* Derived figures. */
+double gs_arch_clock_mhz (const GsArch *arch);      /* sustained if calibrated */
+double gs_arch_peak_flops (const GsArch *arch, GsDtype dtype); /* FLOP/s */
+double gs_arch_dram_bw (const GsArch *arch);        /* bytes/s, nominal */
+double gs_arch_l2_bw (const GsArch *arch);          /* bytes/s, nominal */
+/* Effective (calibrated) fractions, 1 when not calibrated. */
+double gs_arch_issue_eff (const GsArch *arch);
+double gs_arch_dram_eff (const GsArch *arch);
+double gs_arch_l2_eff (const GsArch *arch);
+
+#endif

@@ -1,0 +1,123 @@
+/* gpusim: the GPU model on top of the discrete-event engine.
+ *
+ * Kernels are submitted with a stream and a host issue time.  The block
+ * scheduler places blocks breadth-first on SMs as occupancy allows and
+ * places more whenever blocks finish, so waves, partial last waves and mixed
+ * block lengths come out of the simulation.  A running block progresses at a
+ * rate set by a fluid (processor-sharing) model: its SM's issue slots and
+ * pipes are shared with co-resident blocks and the GPU's L2 and DRAM
+ * bandwidth with every running block, by progressive filling (max-min
+ * fairness in slowdown), re-solved at every instant the set of running
+ * blocks changes.  A block alone is bounded by its own latencies (dependent
+ * instruction chains, memory round trips), so latency hiding comes from
+ * co-resident warps.
+ */
+#ifndef GS_GPU_H
+#define GS_GPU_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "sim/engine.h"
+#include "sim/kernel.h"
+#include "sim/occupancy.h"
+
+typedef struct GsArch GsArch;
+typedef struct GsGpu GsGpu;
+
+/* What bounds a running block (the resource that froze its rate). */
+typedef enum {
+  GS_BOUND_ISSUE,      /* warp-scheduler issue slots */
+  GS_BOUND_FP32,
+  GS_BOUND_FP64,
+  GS_BOUND_INT,
+  GS_BOUND_SFU,
+  GS_BOUND_TENSOR,
+  GS_BOUND_LSU,        /* shared memory / L1 bandwidth */
+  GS_BOUND_L2,
+  GS_BOUND_DRAM,
+  GS_BOUND_LATENCY,    /* its own dependency and memory latencies */
+  GS_BOUND_LAUNCH,     /* kernel-level: fixed launch costs dominate */
+  GS_BOUND_COUNT
+} GsBound;
+
+const char *gs_bound_name (GsBound b);
+/* "compute", "memory", "latency" or "launch". */
+const char *gs_bound_class (GsBound b);
+
+/* Per-block trace records and counter samples, for --trace. */
+typedef struct {
+  void (*block) (void *ud, guint kernel, uint64_t block, guint sm, guint slot,
+                 GsTime start, GsTime end);
+  /* Resident warps on SM at time T changed to WARPS. */
+  void (*sm_warps) (void *ud, guint sm, GsTime t, int warps);
+  /* DRAM bandwidth in use, bytes/s, from time T on. */
+  void (*dram) (void *ud, GsTime t, double bytes_per_s);
+  void (*kernel) (void *ud, guint kernel, GsTime start, GsTime end);
+} GsRecorder;
+
+typedef struct {
+  int sm_count;            /* SMs to use (0: all); MPS and MIG slices */
+  double dram_fraction;    /* share of DRAM bandwidth (0: 1) */
+  double l2_fraction;      /* share of L2 bandwidth (0: 1) */
+  gboolean no_memo;        /* do not reuse timings of identical solo kernels */
+  gboolean no_fast_forward;/* simulate every wave, even in steady state */
+  uint64_t max_events;     /* runaway guard (0: 1e10) */
+  const GsRecorder *recorder;
+  void *recorder_data;
+} GsGpuOptions;
+
+typedef struct {
+  GsTime issue;            /* host issued the launch */
+  GsTime start;            /* first block could be dispatched */
+  GsTime end;              /* last block finished (plus fixed cost) */
+  uint64_t blocks;
+  GsOccupancy occ;         /* theoretical */
+  int waves;               /* simulated: most block generations on one SM */
+  double waves_exact;      /* blocks / (blocks per SM x SMs) */
+  double achieved_occupancy; /* time-averaged resident warps / max warps */
+  double sm_busy;          /* SM-time with a block resident / (SMs x time) */
+  double bound_share[GS_BOUND_COUNT]; /* block-time share of each bound */
+  GsBound bound;           /* the dominant one */
+  double iso_block_ns;     /* a block's time alone on an idle GPU */
+  double dram_bytes;       /* moved by the whole kernel */
+  double flops;
+  gboolean from_memo;      /* reused the timing of an identical kernel */
+} GsKernelResult;
+
+GsGpu *gs_gpu_new (const GsArch *arch, const GsGpuOptions *options,
+                   GError **error);
+void gs_gpu_free (GsGpu *gpu);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsGpu, gs_gpu_free)
+
+/* Submits a kernel (copied).  Fails (GS_ERROR_PREDICT) when the kernel
+ * cannot run on this GPU (block too large, dtype without tensor cores).
+ * Returns the kernel's index through INDEX. */
+gboolean gs_gpu_submit (GsGpu *gpu, const GsKernel *kernel, guint *index,
+                        GError **error);
+/* Runs every submitted kernel to completion. */
+gboolean gs_gpu_run (GsGpu *gpu, GError **error);
+
+guint gs_gpu_kernel_count (const GsGpu *gpu);
+const GsKernel *gs_gpu_kernel (const GsGpu *gpu, guint index);
+const GsKernelResult *gs_gpu_result (const GsGpu *gpu, guint index);
+GsTime gs_gpu_end_time (const GsGpu *gpu);
+int gs_gpu_sm_count (const GsGpu *gpu);
+const GsArch *gs_gpu_arch (const GsGpu *gpu);
+
+typedef struct {
+  uint64_t events;         /* engine events handled */
+  uint64_t blocks;         /* blocks simulated one by one */
+  uint64_t blocks_skipped; /* blocks covered by fast-forward */
+  uint64_t solves;         /* rate re-shares */
+  uint64_t memo_hits;
+  GsFinish finish;
+} GsGpuStats;
+
+void gs_gpu_stats (const GsGpu *gpu, GsGpuStats *stats);
+
+/* Time a block of K would take alone on an idle GPU, ps, and what bounds it
+ * (for explanations). */
+GsTime gs_gpu_isolated_block_time (const GsGpu *gpu, const GsKernel *k,
+                                   GsBound *bound);
+
+#endif

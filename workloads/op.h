@@ -1,0 +1,92 @@
+/* gpusim: framework-level operations.
+ *
+ * Model builders turn a model (a Hugging Face config) into a list of ops,
+ * one per framework op PyTorch would execute; runtimes fuse them (compiled)
+ * or not (eager); the kernel library model lowers each op to the kernel(s) a
+ * real library launches on a given arch.
+ */
+#ifndef GS_OP_H
+#define GS_OP_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "sim/kernel.h"
+
+typedef enum {
+  GS_OP_GEMM,         /* C[b] = A[b] x B[b]: linear (addmm/mm) and bmm */
+  GS_OP_ELEMENTWISE,  /* pointwise over rows x cols elements */
+  GS_OP_NORM,         /* layer norm or RMS norm over rows of `cols` */
+  GS_OP_SOFTMAX,      /* softmax over rows of `cols` */
+  GS_OP_REDUCE,       /* sum/mean over rows (to cols) or cols (to rows) */
+  GS_OP_EMBEDDING,    /* gather `rows` rows of width `cols` from a table */
+  GS_OP_ATTENTION,    /* fused attention: FlashAttention-2 / memory-efficient */
+  GS_OP_COPY,         /* permute/contiguous/cat/expand copies of rows x cols */
+  GS_OP_FUSED,        /* a generated kernel fusing pointwise/reduction ops */
+  GS_OP_OPTIMIZER,    /* optimizer step over `params` parameters */
+  GS_OP_KIND_COUNT
+} GsOpKind;
+
+/* GEMM layout as the BLAS sees it (column major): the first letter is op(A)
+ * of cuBLAS's A (PyTorch's weight for linear), "n" not transposed. */
+typedef enum { GS_LAYOUT_NN, GS_LAYOUT_NT, GS_LAYOUT_TN, GS_LAYOUT_TT } GsLayout;
+
+typedef enum {
+  GS_PHASE_FORWARD, GS_PHASE_BACKWARD, GS_PHASE_OPTIMIZER, GS_PHASE_COUNT
+} GsPhase;
+
+typedef enum {
+  GS_ATTN_EAGER,      /* bmm, scale, mask, softmax, (dropout), bmm as separate ops */
+  GS_ATTN_FLASH2,     /* FlashAttention-2 */
+  GS_ATTN_MEM_EFF,    /* memory-efficient (xformers/cutlass) attention */
+} GsAttnImpl;
+
+typedef struct {
+  GsOpKind kind;
+  char *name;              /* framework op: "addmm", "bmm", "gelu", "add" ... */
+  char *tag;               /* module path: "h.3.mlp.c_fc" (may be NULL) */
+  GsDtype dtype;           /* compute dtype */
+  GsPhase phase;
+  int layer;               /* transformer layer, -1 outside layers */
+
+  /* GEMM: batch x [m,k] x [k,n]; linear has batch 1, m = tokens,
+   * n = out features, k = in features. */
+  int64_t batch, m, n, k;
+  GsLayout layout;
+  gboolean bias;           /* bias added in the GEMM epilogue (addmm) */
+
+  /* Elementwise, norm, softmax, reduce, copy, embedding: rows x cols. */
+  int64_t rows, cols;
+  int n_in;                /* full-size input tensors read */
+  int n_out;               /* full-size output tensors written */
+  int n_small_in;          /* broadcast inputs (a row, a column or a scalar) */
+  double alu_per_elem;     /* ALU operations per element */
+  double sfu_per_elem;     /* transcendental operations per element */
+  gboolean scalar_operand; /* tensor-scalar form (addu, mulu ...) */
+  int reduce_dim;          /* REDUCE: 0 over rows (-> cols), 1 over cols (-> rows) */
+
+  /* Attention (GS_OP_ATTENTION, and the eager pieces' metadata). */
+  int64_t heads, kv_heads, seq_q, seq_k, head_dim;
+  gboolean causal;
+  GsAttnImpl attn;
+
+  /* Optimizer. */
+  int64_t params;
+
+  /* Fused: the ops this one replaced (names, '+'-joined). */
+  char *fused;
+} GsOp;
+
+const char *gs_op_kind_name (GsOpKind k);
+const char *gs_phase_name (GsPhase p);
+void gs_op_init (GsOp *op);
+void gs_op_clear (GsOp *op);
+void gs_op_copy (GsOp *dst, const GsOp *src);
+/* Elements of the op's output (or of the input for reductions). */
+int64_t gs_op_elems (const GsOp *op);
+/* FLOPs the op performs (GEMM 2mnk*batch, attention 4*b*h*sq*sk*d ...). */
+double gs_op_flops (const GsOp *op);
+
+/* A growable list of ops (GArray of GsOp with clear func). */
+GArray *gs_op_list_new (void);
+
+#endif

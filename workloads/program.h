@@ -1,0 +1,50 @@
+/* gpusim: a program is what a workload becomes: kernel launches in host
+ * order, each with its stream and the time the host issues it, plus the ops
+ * they came from (for per-op and per-layer reports).
+ */
+#ifndef GS_PROGRAM_H
+#define GS_PROGRAM_H
+
+#include <glib.h>
+#include "sim/kernel.h"
+#include "sim/gpu.h"
+#include "workloads/op.h"
+#include "workloads/library.h"
+
+typedef struct GsArch GsArch;
+
+typedef struct {
+  GsKernel k;              /* name, op_class, tag, stream and issue_ps set */
+  GsPhase phase;
+  int layer;               /* -1 outside transformer layers */
+  guint op;                /* index into the program's ops, G_MAXUINT: none */
+} GsLaunch;
+
+typedef struct {
+  char *name;              /* workload name */
+  char *source;            /* file it came from */
+  GArray *ops;             /* GsOp (may be empty for kernel-level workloads) */
+  GArray *launches;        /* GsLaunch */
+  /* What was modelled, for reports (NULL/0 for kernel-level workloads). */
+  char *model;             /* "gpt2", "bert", "llama" ... */
+  char *mode;              /* "inference", "training", "decode" */
+  GsRuntime runtime;
+  GsDtype dtype;
+  int batch, seq;
+  int layers;
+  double host_us;          /* host time to issue everything */
+} GsProgram;
+
+GsProgram *gs_program_new (const char *name, const char *source);
+void gs_program_free (GsProgram *prog);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsProgram, gs_program_free)
+
+/* Appends a launch (the kernel is copied). */
+void gs_program_add (GsProgram *prog, const GsKernel *k, GsPhase phase,
+                     int layer, guint op);
+
+/* Submits every launch to a new GPU and runs it. */
+GsGpu *gs_program_run (const GsProgram *prog, const GsArch *arch,
+                       const GsGpuOptions *options, GError **error);
+
+#endif

@@ -1,0 +1,35 @@
+/* gpusim: workload files.
+ *
+ * A workload is either a `.workload` file (libconfig) or a Hugging Face
+ * `config.json`.  A `.workload` lists kernels directly (`kernels = ( ... )`,
+ * see gpusim-workload(5)) or names a model (`model = { config = "..."; }`)
+ * with its batch, sequence, mode, runtime and dtype.  Command-line options
+ * override what the file says.
+ */
+#ifndef GS_WORKLOAD_H
+#define GS_WORKLOAD_H
+
+#include <glib.h>
+#include "workloads/program.h"
+
+typedef struct GsArch GsArch;
+
+typedef struct {
+  int batch;               /* 0: from the file, else the default */
+  int seq;
+  const char *mode;        /* "inference", "training" (NULL: file/default) */
+  int runtime;             /* GsRuntime, -1: file/default */
+  int dtype;               /* GsDtype, -1: file/default */
+  int gen_tokens;          /* decode steps after prefill (0: none) */
+  const char *attention;   /* "eager", "flash2", "mem_eff" (NULL: default) */
+  const char *optimizer;   /* "none", "adam" (NULL: none) */
+} GsWorkloadOptions;
+
+void gs_workload_options_init (GsWorkloadOptions *opt);
+
+/* Loads FILE into a program for ARCH.  Errors name file:line (exit 3) or say
+ * why no prediction is possible (exit 1). */
+GsProgram *gs_workload_load (const char *file, const GsWorkloadOptions *opt,
+                             const GsArch *arch, GError **error);
+
+#endif
