@@ -2,4 +2,4 @@
 ## always built); CUDA microbenchmarks and the CUPTI collector (HAVE_CUDA).
 noinst_LIBRARIES += libgscalib.a
 libgscalib_a_SOURCES = \
-	calibrate/measure.c calibrate/measure.h
+	calibrate/calib.c

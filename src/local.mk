@@ -1,5 +1,7 @@
 ## src/: the gpusim command.
 bin_PROGRAMS += gpusim
 gpusim_SOURCES = \
-	src/main.c src/commands.h
+	src/main.c src/commands.h src/cli.c \
+	src/cmd-run.c \
+	src/cmd-arch.c
 gpusim_LDADD = $(GS_LIBS)

@@ -1,0 +1,73 @@
+/* gpusim: programs (see program.h). */
+#include "config.h"
+#include "workloads/program.h"
+#include "sim/arch.h"
+
+static void
+launch_clear (gpointer p)
+{
+  gs_kernel_clear (&((GsLaunch *) p)->k);
+}
+
+GsProgram *
+gs_program_new (const char *name, const char *source)
+{
+  GsProgram *p = g_new0 (GsProgram, 1);
+  p->name = g_strdup (name);
+  p->source = g_strdup (source);
+  p->ops = gs_op_list_new ();
+  p->launches = g_array_new (FALSE, TRUE, sizeof (GsLaunch));
+  g_array_set_clear_func (p->launches, launch_clear);
+  p->dtype = GS_DTYPE_FP32;
+  return p;
+}
+
+void
+gs_program_free (GsProgram *p)
+{
+  if (p == NULL)
+    return;
+  g_free (p->name);
+  g_free (p->source);
+  g_free (p->model);
+  g_free (p->mode);
+  g_array_unref (p->ops);
+  g_array_unref (p->launches);
+  g_free (p);
+}
+
+void
+gs_program_add (GsProgram *p, const GsKernel *k, GsPhase phase, int layer,
+                guint op)
+{
+  GsLaunch l;
+  gs_kernel_copy (&l.k, k);
+  l.phase = phase;
+  l.layer = layer;
+  l.op = op;
+  g_array_append_val (p->launches, l);
+}
+
+GsGpu *
+gs_program_run (const GsProgram *p, const GsArch *arch,
+                const GsGpuOptions *options, GError **error)
+{
+  GsGpu *gpu = gs_gpu_new (arch, options, error);
+  if (gpu == NULL)
+    return NULL;
+  for (guint i = 0; i < p->launches->len; i++)
+    {
+      const GsLaunch *l = &g_array_index (p->launches, GsLaunch, i);
+      if (!gs_gpu_submit (gpu, &l->k, NULL, error))
+        {
+          gs_gpu_free (gpu);
+          return NULL;
+        }
+    }
+  if (!gs_gpu_run (gpu, error))
+    {
+      gs_gpu_free (gpu);
+      return NULL;
+    }
+  return gpu;
+}
