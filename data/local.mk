@@ -1,1 +1,5 @@
-## data/
+## data/: measurements kept in the project (provenance and licence beside
+## them); distributed, not installed.
+EXTRA_DIST += data/neusight/README.md data/neusight/LICENSE \
+	data/neusight/kernels.csv.gz \
+	data/neusight/devices data/neusight/e2e-examples data/neusight/models
