@@ -1,0 +1,60 @@
+/* gpusim: measurement sets.
+ *
+ * gpusim's measurement CSV is a superset of the NeuSight kernels.csv format:
+ *
+ *   # gpu: NVIDIA H100 80GB HBM3          <- provenance, "# key: value"
+ *   # driver: 550.54.15
+ *   device,op,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,B,M,N,K,H,latency_ms[,dtype,regs,smem_static,smem_dynamic,...]
+ *
+ * Columns are found by name, in any order; empty cells mean unknown;
+ * unrecognised columns are kept (and echoed by `gpusim predict`).  Files may
+ * be gzip-compressed (.gz).  See gpusim-measurements(5).
+ */
+#ifndef GS_MEASURE_H
+#define GS_MEASURE_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "sim/kernel.h"
+
+typedef struct {
+  char *device;            /* arch name, or NULL */
+  char *op;                /* bmm, linear, ln, softmax, add ... */
+  char *kernel;            /* kernel name, or NULL */
+  uint32_t grid[3];        /* 0: unknown */
+  uint32_t block[3];       /* 0: unknown */
+  int64_t B, M, N, K, H;   /* -1: empty */
+  GsDtype dtype;           /* fp32 when the column is absent or empty */
+  int regs;                /* registers per thread, -1 unknown */
+  int smem_static;         /* bytes, -1 unknown */
+  int smem_dynamic;        /* bytes, -1 unknown */
+  double latency_ms;       /* < 0: none (prediction input) */
+  guint line;              /* line in the file (1-based) */
+  char **cells;            /* every cell as read, in column order */
+} GsMeasureRow;
+
+typedef struct {
+  char *file;
+  char **columns;          /* header names (NULL-terminated) */
+  GArray *rows;            /* GsMeasureRow */
+  GHashTable *provenance;  /* char * -> char *, from "# key: value" lines */
+} GsMeasureSet;
+
+/* Reads a measurement CSV (or .csv.gz).  Malformed rows are errors naming
+ * file:line and the column.  REQUIRE_LATENCY: rows must have latency_ms. */
+GsMeasureSet *gs_measure_load (const char *file, gboolean require_latency,
+                               GError **error);
+GsMeasureSet *gs_measure_new (void);
+void gs_measure_free (GsMeasureSet *set);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsMeasureSet, gs_measure_free)
+
+/* Writes the set (provenance header, then rows) to FILE through a temporary
+ * file renamed into place. */
+gboolean gs_measure_save (const GsMeasureSet *set, const char *file,
+                          GError **error);
+
+/* The documented train/validation split, by shape only (op and B,M,N,K,H),
+ * so one shape is on the same side on every GPU: TRUE for validation. */
+gboolean gs_measure_is_holdout (const GsMeasureRow *row);
+
+#endif
