@@ -27,3 +27,9 @@ gs_lib_gemm_lower (const GsLibGemm *lib, const GsOp *op, GsRuntime runtime,
                "%s: GEMM kernels are not modelled yet", op->name);
   return FALSE;
 }
+
+GsTime
+gs_lib_gemm_op_latency (const GsLibGemm *lib, const GsOp *op, GsTime gpu_time)
+{
+  return gpu_time;
+}

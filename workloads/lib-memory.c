@@ -27,3 +27,9 @@ gs_lib_memory_lower (const GsLibMemory *lib, const GsOp *op, GsRuntime runtime,
                "%s: memory-bound kernels are not modelled yet", op->name);
   return FALSE;
 }
+
+GsTime
+gs_lib_memory_op_latency (const GsLibMemory *lib, const GsOp *op, GsTime gpu_time)
+{
+  return gpu_time;
+}

@@ -20,10 +20,16 @@ gboolean gs_lib_gemm_lower (const GsLibGemm *lib, const GsOp *op,
                             GsRuntime runtime, const GsKernelHint *hint,
                             GArray *kernels, GError **error);
 
+GsTime gs_lib_gemm_op_latency (const GsLibGemm *lib, const GsOp *op,
+                                GsTime gpu_time);
+
 GsLibMemory *gs_lib_memory_new (const GsArch *arch, GError **error);
 void gs_lib_memory_free (GsLibMemory *lib);
 gboolean gs_lib_memory_lower (const GsLibMemory *lib, const GsOp *op,
                               GsRuntime runtime, const GsKernelHint *hint,
                               GArray *kernels, GError **error);
+
+GsTime gs_lib_memory_op_latency (const GsLibMemory *lib, const GsOp *op,
+                                  GsTime gpu_time);
 
 #endif

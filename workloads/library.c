@@ -84,3 +84,11 @@ gs_library_lower (const GsLibrary *lib, const GsOp *op, GsRuntime runtime,
                op->name ? op->name : "op", op->kind);
   return FALSE;
 }
+
+GsTime
+gs_library_op_latency (const GsLibrary *lib, const GsOp *op, GsTime gpu_time)
+{
+  if (op->kind == GS_OP_GEMM || op->kind == GS_OP_ATTENTION)
+    return gs_lib_gemm_op_latency (lib->gemm, op, gpu_time);
+  return gs_lib_memory_op_latency (lib->memory, op, gpu_time);
+}

@@ -14,6 +14,7 @@
 #include <glib.h>
 #include "sim/kernel.h"
 #include "workloads/op.h"
+#include "sim/engine.h"
 
 typedef struct GsArch GsArch;
 typedef struct GsLibrary GsLibrary;
@@ -42,5 +43,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsLibrary, gs_library_free)
 gboolean gs_library_lower (const GsLibrary *lib, const GsOp *op,
                            GsRuntime runtime, const GsKernelHint *hint,
                            GArray *kernels, GError **error);
+
+/* An op measured alone (as kernels.csv and `gpusim predict` report it: the
+ * time around one call of the op, launch and framework costs included) from
+ * the simulated GPU time of its kernels, ps. */
+GsTime gs_library_op_latency (const GsLibrary *lib, const GsOp *op,
+                              GsTime gpu_time);
 
 #endif
