@@ -48,6 +48,18 @@ gs_program_add (GsProgram *p, const GsKernel *k, GsPhase phase, int layer,
   g_array_append_val (p->launches, l);
 }
 
+gboolean
+gs_program_submit (const GsProgram *p, GsGpu *gpu, GError **error)
+{
+  for (guint i = 0; i < p->launches->len; i++)
+    {
+      const GsLaunch *l = &g_array_index (p->launches, GsLaunch, i);
+      if (!gs_gpu_submit (gpu, &l->k, NULL, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
 GsGpu *
 gs_program_run (const GsProgram *p, const GsArch *arch,
                 const GsGpuOptions *options, GError **error)
@@ -55,16 +67,7 @@ gs_program_run (const GsProgram *p, const GsArch *arch,
   GsGpu *gpu = gs_gpu_new (arch, options, error);
   if (gpu == NULL)
     return NULL;
-  for (guint i = 0; i < p->launches->len; i++)
-    {
-      const GsLaunch *l = &g_array_index (p->launches, GsLaunch, i);
-      if (!gs_gpu_submit (gpu, &l->k, NULL, error))
-        {
-          gs_gpu_free (gpu);
-          return NULL;
-        }
-    }
-  if (!gs_gpu_run (gpu, error))
+  if (!gs_program_submit (p, gpu, error) || !gs_gpu_run (gpu, error))
     {
       gs_gpu_free (gpu);
       return NULL;

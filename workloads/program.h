@@ -43,6 +43,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsProgram, gs_program_free)
 void gs_program_add (GsProgram *prog, const GsKernel *k, GsPhase phase,
                      int layer, guint op);
 
+/* Submits every launch to GPU. */
+gboolean gs_program_submit (const GsProgram *prog, GsGpu *gpu,
+                            GError **error);
+
 /* Submits every launch to a new GPU and runs it. */
 GsGpu *gs_program_run (const GsProgram *prog, const GsArch *arch,
                        const GsGpuOptions *options, GError **error);

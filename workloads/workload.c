@@ -1,9 +1,12 @@
-/* gpusim: workload files (in progress). */
+/* gpusim: workload files (see workload.h and gpusim-workload(5)). */
 #include "config.h"
 #include "workloads/workload.h"
 #include "workloads/model.h"
+#include "sim/arch.h"
 #include "sim/error.h"
+#include "sim/param.h"
 
+#include <math.h>
 #include <string.h>
 
 void
@@ -12,4 +15,523 @@ gs_workload_options_init (GsWorkloadOptions *opt)
   memset (opt, 0, sizeof *opt);
   opt->runtime = -1;
   opt->dtype = -1;
+}
+
+/* ---------------------------------------------------------------- kernels */
+
+/* One kernel entry as written in the file. */
+typedef struct {
+  char *name;
+  char *op_class;
+  GsIntList grid, block;
+  int regs;
+  int smem;                /* static shared memory, bytes */
+  int dynamic_smem;        /* bytes */
+  int stream;
+  int repeat;
+  double issue_us;         /* host issue time of the first launch, us */
+  double eff_compute, eff_memory;
+  double fixed_ns;
+  GsWork work;
+  double tensor[GS_DTYPE_COUNT];
+} KernelSpec;
+
+#define OFF(f) offsetof (KernelSpec, f)
+#define WOFF(f) (offsetof (KernelSpec, work) + offsetof (GsWork, f))
+#define BIG 1e18
+
+/* Every key of a kernel entry, once.  Work is per block. */
+static const GsParam kernel_params[] = {
+  { "name", GS_PARAM_STRING, OFF (name), "", NAN, NULL, 0, 0, 0,
+    "kernel name shown in reports and traces" },
+  { "op_class", GS_PARAM_STRING, OFF (op_class), "", NAN, NULL, 0, 0, 0,
+    "class for per-class reports (gemm, elementwise ...)" },
+  { "grid", GS_PARAM_INT_LIST, OFF (grid), "blocks", NAN, NULL, 1,
+    2147483647, GS_PARAM_REQUIRED, "grid dimensions, 1 to 3 numbers" },
+  { "block", GS_PARAM_INT_LIST, OFF (block), "threads", NAN, NULL, 1, 1024,
+    GS_PARAM_REQUIRED, "block dimensions, 1 to 3 numbers" },
+  { "regs", GS_PARAM_INT, OFF (regs), "registers", 32, NULL, 1, 255, 0,
+    "registers per thread" },
+  { "smem", GS_PARAM_INT, OFF (smem), "bytes", 0, NULL, 0, 1 << 30, 0,
+    "static shared memory per block" },
+  { "dynamic_smem", GS_PARAM_INT, OFF (dynamic_smem), "bytes", 0, NULL, 0,
+    1 << 30, 0, "dynamic shared memory per block" },
+  { "stream", GS_PARAM_INT, OFF (stream), "", 0, NULL, 0, 1 << 20, 0,
+    "stream: kernels on one stream run one after another" },
+  { "repeat", GS_PARAM_INT, OFF (repeat), "launches", 1, NULL, 1, 1 << 24, 0,
+    "launch the kernel this many times in a row" },
+  { "issue_us", GS_PARAM_DOUBLE, OFF (issue_us), "us", 0, NULL, 0, 1e12, 0,
+    "time the host issues the (first) launch" },
+  { "eff_compute", GS_PARAM_DOUBLE, OFF (eff_compute), "", 1, NULL, 1e-6, 1,
+    0, "fraction of issue and pipe peak the kernel reaches" },
+  { "eff_memory", GS_PARAM_DOUBLE, OFF (eff_memory), "", 1, NULL, 1e-6, 1, 0,
+    "fraction of L2/DRAM bandwidth the kernel reaches" },
+  { "fixed_ns", GS_PARAM_DOUBLE, OFF (fixed_ns), "ns", 0, NULL, 0, 1e12, 0,
+    "fixed cost of the kernel before its blocks start" },
+  { "work.fp32_ops", GS_PARAM_DOUBLE, WOFF (fp32_ops), "ops", 0, NULL, 0, BIG,
+    0, "FP32 instructions per block, thread-level (an FMA is one)" },
+  { "work.fp64_ops", GS_PARAM_DOUBLE, WOFF (fp64_ops), "ops", 0, NULL, 0, BIG,
+    0, "FP64 instructions per block, thread-level" },
+  { "work.int_ops", GS_PARAM_DOUBLE, WOFF (int_ops), "ops", 0, NULL, 0, BIG,
+    0, "INT32 instructions per block, thread-level" },
+  { "work.sfu_ops", GS_PARAM_DOUBLE, WOFF (sfu_ops), "ops", 0, NULL, 0, BIG,
+    0, "special-function instructions per block, thread-level" },
+  { "work.other_ops", GS_PARAM_DOUBLE, WOFF (other_ops), "ops", 0, NULL, 0,
+    BIG, 0, "other instructions per block (control, moves), thread-level" },
+  { "work.tensor_tf32_flops", GS_PARAM_DOUBLE, OFF (tensor[GS_DTYPE_TF32]),
+    "FLOPs", 0, NULL, 0, BIG, 0, "TF32 tensor-core FLOPs per block" },
+  { "work.tensor_fp16_flops", GS_PARAM_DOUBLE, OFF (tensor[GS_DTYPE_FP16]),
+    "FLOPs", 0, NULL, 0, BIG, 0, "FP16 tensor-core FLOPs per block" },
+  { "work.tensor_bf16_flops", GS_PARAM_DOUBLE, OFF (tensor[GS_DTYPE_BF16]),
+    "FLOPs", 0, NULL, 0, BIG, 0, "BF16 tensor-core FLOPs per block" },
+  { "work.tensor_fp8_flops", GS_PARAM_DOUBLE, OFF (tensor[GS_DTYPE_FP8]),
+    "FLOPs", 0, NULL, 0, BIG, 0, "FP8 tensor-core FLOPs per block" },
+  { "work.tensor_int8_ops", GS_PARAM_DOUBLE, OFF (tensor[GS_DTYPE_INT8]),
+    "ops", 0, NULL, 0, BIG, 0, "INT8 tensor-core operations per block" },
+  { "work.tensor_fp64_flops", GS_PARAM_DOUBLE, OFF (tensor[GS_DTYPE_FP64]),
+    "FLOPs", 0, NULL, 0, BIG, 0, "FP64 tensor-core FLOPs per block" },
+  { "work.ld_bytes", GS_PARAM_DOUBLE, WOFF (ld_bytes), "bytes", 0, NULL, 0,
+    BIG, 0, "global-memory bytes loaded per block" },
+  { "work.st_bytes", GS_PARAM_DOUBLE, WOFF (st_bytes), "bytes", 0, NULL, 0,
+    BIG, 0, "global-memory bytes stored per block" },
+  { "work.smem_bytes", GS_PARAM_DOUBLE, WOFF (smem_bytes), "bytes", 0, NULL,
+    0, BIG, 0, "shared-memory bytes moved per block" },
+  { "work.l2_bytes", GS_PARAM_DOUBLE, WOFF (l2_bytes), "bytes", -1, NULL, -1,
+    BIG, 0, "bytes through L2 per block (-1: loads + stores)" },
+  { "work.dram_bytes", GS_PARAM_DOUBLE, WOFF (dram_bytes), "bytes", -1, NULL,
+    -1, BIG, 0, "bytes reaching DRAM per block (-1: the L2 bytes)" },
+  { "work.ilp", GS_PARAM_DOUBLE, WOFF (ilp), "", 1, NULL, 1, 1e6, 0,
+    "independent instructions a warp has in flight" },
+  { "work.mlp", GS_PARAM_DOUBLE, WOFF (mlp), "", 1, NULL, 1, 1e6, 0,
+    "memory-level parallelism of a warp, relative to the arch default" },
+  { "work.fixed_ns", GS_PARAM_DOUBLE, WOFF (fixed_ns), "ns", 0, NULL, 0, 1e12,
+    0, "fixed latency per block (prologue, barriers, epilogue)" },
+};
+#undef OFF
+#undef WOFF
+
+const GsParam *gs_workload_kernel_params (guint *n);
+
+const GsParam *
+gs_workload_kernel_params (guint *n)
+{
+  *n = G_N_ELEMENTS (kernel_params);
+  return kernel_params;
+}
+
+static const char *const kernel_opaque[] = { "variants", NULL };
+
+static void
+spec_clear (KernelSpec *s)
+{
+  gs_params_clear (kernel_params, G_N_ELEMENTS (kernel_params), s);
+}
+
+static gboolean
+dims (const GsIntList *l, uint32_t out[3], const char *what,
+      const config_setting_t *where, GError **error)
+{
+  if (l->n < 1 || l->n > 3)
+    {
+      g_autofree char *w = gs_cfg_where (where);
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: %s: give 1 to 3 dimensions, like [128, 4]", w, what);
+      return FALSE;
+    }
+  out[0] = out[1] = out[2] = 1;
+  for (int i = 0; i < l->n; i++)
+    out[i] = (uint32_t) l->v[i];
+  return TRUE;
+}
+
+static gboolean
+parse_variants (const config_setting_t *entry, GsKernel *k, GError **error)
+{
+  const config_setting_t *vs = config_setting_lookup (
+    (config_setting_t *) entry, "variants");
+  if (vs == NULL)
+    return TRUE;
+  g_autofree char *w = gs_cfg_where (vs);
+  if (!config_setting_is_list (vs) && !config_setting_is_array (vs))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: variants: expected a list ( { count = N; scale = X; }"
+                   ", ... )", w);
+      return FALSE;
+    }
+  int n = config_setting_length (vs);
+  if (n < 1 || n > GS_KERNEL_MAX_VARIANTS)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: variants: give 1 to %d entries", w,
+                   GS_KERNEL_MAX_VARIANTS);
+      return FALSE;
+    }
+  for (int i = 0; i < n; i++)
+    {
+      const config_setting_t *v = config_setting_get_elem (vs, i);
+      g_autofree char *vw = gs_cfg_where (v);
+      long long count;
+      double scale = 1.0;
+      if (!config_setting_is_group (v)
+          || !config_setting_lookup_int64 (v, "count", &count) || count < 1)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: variant %d: needs count = N (a positive integer)",
+                       vw, i + 1);
+          return FALSE;
+        }
+      const config_setting_t *sc = config_setting_lookup (
+        (config_setting_t *) v, "scale");
+      if (sc != NULL)
+        {
+          if (config_setting_type (sc) == CONFIG_TYPE_FLOAT)
+            scale = config_setting_get_float (sc);
+          else if (config_setting_type (sc) == CONFIG_TYPE_INT)
+            scale = config_setting_get_int (sc);
+          else
+            scale = -1;
+          if (!(scale > 0) || !isfinite (scale))
+            {
+              g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                           "%s: variant %d: scale must be a positive number",
+                           vw, i + 1);
+              return FALSE;
+            }
+        }
+      for (int j = 0; j < config_setting_length (v); j++)
+        {
+          const char *key = config_setting_name (config_setting_get_elem (v, j));
+          if (g_strcmp0 (key, "count") != 0 && g_strcmp0 (key, "scale") != 0)
+            {
+              g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                           "%s: variant %d: unknown key '%s' (count, scale)",
+                           vw, i + 1, key);
+              return FALSE;
+            }
+        }
+      k->variants[i].count = (uint64_t) count;
+      k->variants[i].scale = scale;
+    }
+  k->n_variants = (guint) n;
+  return TRUE;
+}
+
+/* The CUDA launch limits (CUDA C Programming Guide, "Compute
+ * Capabilities"): grid x up to 2^31-1, y and z up to 65535. */
+static gboolean
+check_launch_limits (const GsKernel *k, const char *where, GError **error)
+{
+  if (k->grid[1] > 65535 || k->grid[2] > 65535)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: grid y and z are limited to 65535 blocks", where);
+      return FALSE;
+    }
+  if (gs_kernel_threads_per_block (k) > 1024 || k->block[2] > 64)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: a block has at most 1024 threads (and z <= 64)",
+                   where);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+parse_kernel (const config_setting_t *entry, int index, GsProgram *prog,
+              GError **error)
+{
+  g_autofree char *where = gs_cfg_where (entry);
+  if (!config_setting_is_group (entry))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: kernel %d: expected a group { grid = [...]; ... }",
+                   where, index + 1);
+      return FALSE;
+    }
+  if (!gs_params_check_unknown (kernel_params, G_N_ELEMENTS (kernel_params),
+                                entry, "", kernel_opaque, error))
+    return FALSE;
+
+  KernelSpec s;
+  memset (&s, 0, sizeof s);
+  gs_params_init (kernel_params, G_N_ELEMENTS (kernel_params), &s);
+  gs_work_init (&s.work);
+  s.work.l2_bytes = s.work.dram_bytes = -1;
+  gboolean ok = gs_params_load_group (kernel_params,
+                                      G_N_ELEMENTS (kernel_params), &s, entry,
+                                      error);
+  GsKernel k;
+  gs_kernel_init (&k);
+  if (ok)
+    {
+      ok = dims (&s.grid, k.grid, "grid",
+                 config_setting_lookup ((config_setting_t *) entry, "grid"),
+                 error)
+           && dims (&s.block, k.block, "block",
+                    config_setting_lookup ((config_setting_t *) entry,
+                                           "block"), error);
+    }
+  if (ok)
+    {
+      k.name = s.name ? g_strdup (s.name)
+                      : g_strdup_printf ("kernel%d", index + 1);
+      k.op_class = g_strdup (s.op_class);
+      k.regs = (uint32_t) s.regs;
+      k.smem_static = (uint32_t) s.smem;
+      k.smem_dynamic = (uint32_t) s.dynamic_smem;
+      k.stream = s.stream;
+      k.eff_compute = s.eff_compute;
+      k.eff_memory = s.eff_memory;
+      k.fixed_ns = s.fixed_ns;
+      k.work = s.work;
+      for (int d = 0; d < GS_DTYPE_COUNT; d++)
+        k.work.tensor_flops[d] = s.tensor[d];
+      k.issue_ps = (int64_t) llround (s.issue_us * 1e6);
+      ok = parse_variants (entry, &k, error);
+    }
+  if (ok)
+    {
+      g_autofree char *kw = g_strdup_printf ("%s: kernel '%s'", where, k.name);
+      ok = check_launch_limits (&k, kw, error);
+      if (ok && !gs_kernel_validate (&k, error))
+        {
+          g_prefix_error (error, "%s: ", where);
+          (*error)->code = GS_ERROR_INPUT;
+          ok = FALSE;
+        }
+    }
+  if (ok)
+    for (int r = 0; r < s.repeat; r++)
+      gs_program_add (prog, &k, GS_PHASE_FORWARD, -1, G_MAXUINT);
+  gs_kernel_clear (&k);
+  spec_clear (&s);
+  return ok;
+}
+
+/* ---------------------------------------------------------------- model */
+
+typedef struct {
+  char *config;
+  int batch, seq, gen_tokens;
+  char *mode, *runtime, *dtype, *attention, *optimizer;
+} ModelSpec;
+
+#define OFF(f) offsetof (ModelSpec, f)
+static const GsParam model_params[] = {
+  { "config", GS_PARAM_STRING, OFF (config), "", NAN, NULL, 0, 0,
+    GS_PARAM_REQUIRED, "Hugging Face config.json (relative to this file)" },
+  { "batch", GS_PARAM_INT, OFF (batch), "", 1, NULL, 1, 1 << 24, 0,
+    "batch size" },
+  { "seq", GS_PARAM_INT, OFF (seq), "tokens", 512, NULL, 1, 1 << 24, 0,
+    "sequence length" },
+  { "gen_tokens", GS_PARAM_INT, OFF (gen_tokens), "tokens", 0, NULL, 0,
+    1 << 24, 0, "tokens generated after the prefill (decode with KV cache)" },
+  { "mode", GS_PARAM_STRING, OFF (mode), "", NAN, "inference", 0, 0, 0,
+    "inference or training" },
+  { "runtime", GS_PARAM_STRING, OFF (runtime), "", NAN, "eager", 0, 0, 0,
+    "eager or compiled" },
+  { "dtype", GS_PARAM_STRING, OFF (dtype), "", NAN, "fp32", 0, 0, 0,
+    "fp32, tf32, fp16, bf16 or fp8" },
+  { "attention", GS_PARAM_STRING, OFF (attention), "", NAN, "eager", 0, 0, 0,
+    "eager, flash2 or mem_eff" },
+  { "optimizer", GS_PARAM_STRING, OFF (optimizer), "", NAN, "none", 0, 0, 0,
+    "none or adam (training)" },
+};
+#undef OFF
+
+const GsParam *gs_workload_model_params (guint *n);
+
+const GsParam *
+gs_workload_model_params (guint *n)
+{
+  *n = G_N_ELEMENTS (model_params);
+  return model_params;
+}
+
+static GsProgram *
+load_model_group (const char *file, const config_setting_t *group,
+                  const GsWorkloadOptions *cli, const GsArch *arch,
+                  GError **error)
+{
+  g_autofree char *where = gs_cfg_where (group);
+  if (!config_setting_is_group (group))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: model: expected a group { config = \"...\"; ... }",
+                   where);
+      return NULL;
+    }
+  if (!gs_params_check_unknown (model_params, G_N_ELEMENTS (model_params),
+                                group, "model.", NULL, error))
+    return NULL;
+  ModelSpec m;
+  memset (&m, 0, sizeof m);
+  gs_params_init (model_params, G_N_ELEMENTS (model_params), &m);
+  GsProgram *prog = NULL;
+  char *config = NULL;
+  if (!gs_params_load_group (model_params, G_N_ELEMENTS (model_params), &m,
+                             group, error))
+    goto out;
+
+  /* File values, then the command line over them. */
+  GsWorkloadOptions o = *cli;
+  if (o.batch == 0)
+    o.batch = m.batch;
+  if (o.seq == 0)
+    o.seq = m.seq;
+  if (o.gen_tokens == 0)
+    o.gen_tokens = m.gen_tokens;
+  if (o.mode == NULL)
+    o.mode = m.mode;
+  if (o.attention == NULL)
+    o.attention = m.attention;
+  if (o.optimizer == NULL)
+    o.optimizer = m.optimizer;
+  if (o.runtime < 0)
+    {
+      o.runtime = gs_runtime_parse (m.runtime);
+      if (o.runtime < 0)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: model.runtime: '%s' is not eager or compiled",
+                       where, m.runtime);
+          goto out;
+        }
+    }
+  if (o.dtype < 0)
+    {
+      o.dtype = gs_dtype_parse (m.dtype);
+      if (o.dtype < 0)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: model.dtype: unknown dtype '%s' (fp32, tf32, "
+                       "fp16, bf16, fp8)", where, m.dtype);
+          goto out;
+        }
+    }
+  if (g_path_is_absolute (m.config))
+    config = g_strdup (m.config);
+  else
+    {
+      g_autofree char *dir = g_path_get_dirname (file);
+      config = g_build_filename (dir, m.config, NULL);
+    }
+  if (!g_file_test (config, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: model.config: '%s' not found", where, config);
+      goto out;
+    }
+  prog = gs_model_load (config, &o, arch, error);
+  if (prog != NULL)
+    {
+      g_free (prog->source);
+      prog->source = g_strdup (file);
+    }
+out:
+  g_free (config);
+  gs_params_clear (model_params, G_N_ELEMENTS (model_params), &m);
+  return prog;
+}
+
+/* ------------------------------------------------------------------ files */
+
+static GsProgram *
+load_workload (const char *file, const GsWorkloadOptions *opt,
+               const GsArch *arch, GError **error)
+{
+  g_autoptr (GsCfgChain) chain = gs_cfg_chain_load (file, error);
+  if (chain == NULL)
+    return NULL;
+  if (gs_cfg_chain_length (chain) > 1)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: 'base' is for arch files, not workloads", file);
+      return NULL;
+    }
+  config_t *cfg = gs_cfg_chain_nth (chain, 0);
+  config_setting_t *root = config_root_setting (cfg);
+
+  /* Only these top-level keys exist. */
+  for (int i = 0; i < config_setting_length (root); i++)
+    {
+      const config_setting_t *s = config_setting_get_elem (root, i);
+      const char *n = config_setting_name (s);
+      if (g_strcmp0 (n, "name") != 0 && g_strcmp0 (n, "kernels") != 0
+          && g_strcmp0 (n, "model") != 0 && g_strcmp0 (n, "description") != 0)
+        {
+          g_autofree char *w = gs_cfg_where (s);
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: unknown key '%s' (a workload has name, "
+                       "description, kernels or model)", w, n);
+          return NULL;
+        }
+    }
+  config_setting_t *kernels = config_lookup (cfg, "kernels");
+  config_setting_t *model = config_lookup (cfg, "model");
+  if ((kernels == NULL) == (model == NULL))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: a workload has either 'kernels = ( ... );' or "
+                   "'model = { ... };' (exactly one)", file);
+      return NULL;
+    }
+  if (model != NULL)
+    return load_model_group (file, model, opt, arch, error);
+
+  const char *name = NULL;
+  config_lookup_string (cfg, "name", &name);
+  g_autofree char *base = g_path_get_basename (file);
+  GsProgram *prog = gs_program_new (name ? name : base, file);
+  g_autofree char *where = gs_cfg_where (kernels);
+  if (!config_setting_is_list (kernels) || config_setting_length (kernels) == 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: kernels: expected a non-empty list ( { ... }, ... )",
+                   where);
+      gs_program_free (prog);
+      return NULL;
+    }
+  for (int i = 0; i < config_setting_length (kernels); i++)
+    if (!parse_kernel (config_setting_get_elem (kernels, i), i, prog, error))
+      {
+        gs_program_free (prog);
+        return NULL;
+      }
+  return prog;
+}
+
+GsProgram *
+gs_workload_load (const char *file, const GsWorkloadOptions *opt,
+                  const GsArch *arch, GError **error)
+{
+  GsWorkloadOptions defaults;
+  if (opt == NULL)
+    {
+      gs_workload_options_init (&defaults);
+      opt = &defaults;
+    }
+  if (!g_file_test (file, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: no such file", file);
+      return NULL;
+    }
+  if (g_str_has_suffix (file, ".json"))
+    {
+      GsWorkloadOptions o = *opt;
+      if (o.batch == 0)
+        o.batch = 1;
+      if (o.seq == 0)
+        o.seq = 512;
+      if (o.mode == NULL)
+        o.mode = "inference";
+      if (o.runtime < 0)
+        o.runtime = GS_RUNTIME_EAGER;
+      if (o.dtype < 0)
+        o.dtype = GS_DTYPE_FP32;
+      return gs_model_load (file, &o, arch, error);
+    }
+  return load_workload (file, opt, arch, error);
 }

@@ -1,0 +1,20 @@
+/* gpusim: output files written atomically.  Everything goes to a temporary
+ * file beside the target, renamed into place only when complete, so a run
+ * that fails leaves nothing behind (and never half a file). */
+#ifndef GS_OUTPUT_H
+#define GS_OUTPUT_H
+
+#include <glib.h>
+#include <stdio.h>
+
+typedef struct GsOutput GsOutput;
+
+/* PATH "-" means standard output (written directly). */
+GsOutput *gs_output_open (const char *path, GError **error);
+FILE *gs_output_file (GsOutput *out);
+/* Flushes, closes and renames into place; frees OUT. */
+gboolean gs_output_commit (GsOutput *out, GError **error);
+/* Closes and removes the temporary file; frees OUT.  NULL is fine. */
+void gs_output_abort (GsOutput *out);
+
+#endif

@@ -1,0 +1,509 @@
+/* gpusim: reports (see report.h). */
+#include "config.h"
+#include "src/report.h"
+#include "sim/arch.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+int
+gs_format_parse (const char *s)
+{
+  if (s == NULL)
+    return -1;
+  if (strcmp (s, "text") == 0)
+    return GS_FORMAT_TEXT;
+  if (strcmp (s, "json") == 0)
+    return GS_FORMAT_JSON;
+  if (strcmp (s, "csv") == 0)
+    return GS_FORMAT_CSV;
+  return -1;
+}
+
+static double
+ps_ms (GsTime t)
+{
+  return (double) t / (double) GS_PS_PER_MS;
+}
+
+char *
+gs_format_time (double ms)
+{
+  if (ms >= 1000)
+    return g_strdup_printf ("%.3f s", ms / 1000);
+  if (ms >= 1)
+    return g_strdup_printf ("%.3f ms", ms);
+  if (ms >= 1e-3)
+    return g_strdup_printf ("%.2f us", ms * 1e3);
+  return g_strdup_printf ("%.0f ns", ms * 1e6);
+}
+
+void
+gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
+{
+  double wall = sum->wall_ms;
+  memset (sum, 0, sizeof *sum);
+  sum->wall_ms = wall;
+  GsTime end = gs_gpu_end_time (gpu);
+  sum->total_ms = ps_ms (end);
+
+  /* Phases follow each other: a phase lasts from the end of the previous
+   * one to the end of its last kernel, so the phases add up to the total. */
+  GsTime phase_end[GS_PHASE_COUNT] = { 0 };
+  for (guint i = 0; i < prog->launches->len; i++)
+    {
+      const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
+      const GsKernelResult *r = gs_gpu_result (gpu, i);
+      if (r->end > phase_end[l->phase])
+        phase_end[l->phase] = r->end;
+      sum->gpu_busy_ms += ps_ms (r->end - r->start);
+    }
+  GsTime prev = 0;
+  for (int p = 0; p < GS_PHASE_COUNT; p++)
+    {
+      if (phase_end[p] == 0)
+        continue;
+      GsTime e = MAX (phase_end[p], prev);
+      sum->phase_ms[p] = ps_ms (e - prev);
+      prev = e;
+    }
+  /* Whatever trails the last phase (nothing, in practice) goes to it. */
+  if (end > prev)
+    for (int p = GS_PHASE_COUNT - 1; p >= 0; p--)
+      if (phase_end[p] != 0)
+        {
+          sum->phase_ms[p] += ps_ms (end - prev);
+          break;
+        }
+}
+
+/* ------------------------------------------------------------ aggregates */
+
+typedef struct {
+  char *key;
+  double ms;
+  guint launches;
+} Agg;
+
+static void
+agg_free (gpointer p)
+{
+  Agg *a = p;
+  g_free (a->key);
+  g_free (a);
+}
+
+static void
+agg_add (GHashTable *t, GPtrArray *order, const char *key, double ms)
+{
+  Agg *a = g_hash_table_lookup (t, key);
+  if (a == NULL)
+    {
+      a = g_new0 (Agg, 1);
+      a->key = g_strdup (key);
+      g_hash_table_insert (t, a->key, a);
+      g_ptr_array_add (order, a);
+    }
+  a->ms += ms;
+  a->launches++;
+}
+
+static gint
+agg_by_time (gconstpointer pa, gconstpointer pb)
+{
+  const Agg *a = *(const Agg *const *) pa;
+  const Agg *b = *(const Agg *const *) pb;
+  return a->ms < b->ms ? 1 : a->ms > b->ms ? -1 : strcmp (a->key, b->key);
+}
+
+static const char *
+launch_class (const GsLaunch *l)
+{
+  return l->k.op_class ? l->k.op_class : "kernel";
+}
+
+static double
+launch_ms (const GsGpu *gpu, guint i)
+{
+  const GsKernelResult *r = gs_gpu_result (gpu, i);
+  return ps_ms (r->end - r->start);
+}
+
+static char *
+dims_str (const uint32_t d[3])
+{
+  if (d[2] > 1)
+    return g_strdup_printf ("%ux%ux%u", d[0], d[1], d[2]);
+  if (d[1] > 1)
+    return g_strdup_printf ("%ux%u", d[0], d[1]);
+  return g_strdup_printf ("%u", d[0]);
+}
+
+static char *
+occ_limiter (const GsKernelResult *r)
+{
+  return gs_limiters_format (r->occ.limiters);
+}
+
+/* ------------------------------------------------------------------ text */
+
+static void
+write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
+{
+  const GsArch *a = gs_gpu_arch (gpu);
+  fprintf (out, "gpusim %s: %s on %s", PACKAGE_VERSION,
+           prog->source ? prog->source : prog->name, a->name);
+  if (a->full_name && *a->full_name)
+    fprintf (out, " (%s)", a->full_name);
+  fprintf (out, "\n  %d SMs at %.0f MHz, DRAM %.0f GB/s", gs_gpu_sm_count (gpu),
+           gs_arch_clock_mhz (a), a->dram_bandwidth_gbs);
+  if (gs_gpu_sm_count (gpu) != a->sm_count)
+    fprintf (out, " (%d of %d SMs in use)", gs_gpu_sm_count (gpu),
+             a->sm_count);
+  if (a->cal.source && *a->cal.source)
+    fprintf (out, "; calibrated from %s (%s)", a->cal.source,
+             a->cal.date ? a->cal.date : "undated");
+  else
+    fprintf (out, "; spec sheet only (not calibrated)");
+  fprintf (out, "\n");
+  if (prog->model)
+    fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s\n",
+             prog->model, prog->mode ? prog->mode : "inference", prog->batch,
+             prog->seq, gs_runtime_name (prog->runtime),
+             gs_dtype_name (prog->dtype));
+}
+
+static void
+write_kernel_table (FILE *out, const GsProgram *prog, const GsGpu *gpu,
+                    guint max_rows)
+{
+  guint n = prog->launches->len;
+  guint shown = max_rows && n > max_rows ? max_rows : n;
+  fprintf (out, "\n%4s  %-28s %12s %6s %10s %6s %5s %-16s %s\n", "#",
+           "kernel", "grid", "block", "time", "waves", "blk/SM",
+           "occupancy th/ach", "bound (limited by)");
+  for (guint i = 0; i < shown; i++)
+    {
+      const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
+      const GsKernelResult *r = gs_gpu_result (gpu, i);
+      g_autofree char *grid = dims_str (l->k.grid);
+      g_autofree char *block = dims_str (l->k.block);
+      g_autofree char *t = gs_format_time (launch_ms (gpu, i));
+      g_autofree char *lim = occ_limiter (r);
+      char occ[32];
+      g_snprintf (occ, sizeof occ, "%3.0f%%/%3.0f%% %s",
+                  100 * r->occ.occupancy, 100 * r->achieved_occupancy, "");
+      char name[29];
+      g_strlcpy (name, l->k.name ? l->k.name : "?", sizeof name);
+      fprintf (out, "%4u  %-28s %12s %6s %10s %6d %5d %-16s %s (%s)\n",
+               i + 1, name, grid, block, t, r->waves, r->occ.blocks_per_sm,
+               occ, gs_bound_name (r->bound), lim);
+    }
+  if (shown < n)
+    fprintf (out, "  ... %u more launches (--format csv lists them all)\n",
+             n - shown);
+}
+
+static void
+write_breakdown (FILE *out, const char *title, GPtrArray *aggs,
+                 double total, guint max)
+{
+  g_ptr_array_sort (aggs, agg_by_time);
+  fprintf (out, "\n%s\n", title);
+  for (guint i = 0; i < aggs->len && (max == 0 || i < max); i++)
+    {
+      const Agg *a = aggs->pdata[i];
+      g_autofree char *t = gs_format_time (a->ms);
+      fprintf (out, "  %-34s %12s %6.1f%% %7u launches\n", a->key, t,
+               total > 0 ? 100 * a->ms / total : 0, a->launches);
+    }
+}
+
+static void
+write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
+            const GsSummary *sum, guint max_rows)
+{
+  write_header (out, prog, gpu);
+  g_autofree char *total = gs_format_time (sum->total_ms);
+  fprintf (out, "\nTotal: %s", total);
+  gboolean phases = sum->phase_ms[GS_PHASE_BACKWARD] > 0
+                    || sum->phase_ms[GS_PHASE_OPTIMIZER] > 0;
+  if (phases)
+    {
+      g_autofree char *f = gs_format_time (sum->phase_ms[GS_PHASE_FORWARD]);
+      g_autofree char *b = gs_format_time (sum->phase_ms[GS_PHASE_BACKWARD]);
+      fprintf (out, "  (forward %s, backward %s", f, b);
+      if (sum->phase_ms[GS_PHASE_OPTIMIZER] > 0)
+        {
+          g_autofree char *o =
+            gs_format_time (sum->phase_ms[GS_PHASE_OPTIMIZER]);
+          fprintf (out, ", optimizer %s", o);
+        }
+      fprintf (out, ")");
+    }
+  g_autofree char *busy = gs_format_time (sum->gpu_busy_ms);
+  fprintf (out, "\n  %u kernel launches, GPU busy %s (%.1f%% of the time)\n",
+           prog->launches->len, busy,
+           sum->total_ms > 0 ? 100 * sum->gpu_busy_ms / sum->total_ms : 0);
+
+  if (prog->launches->len <= 64 || prog->model == NULL)
+    {
+      write_kernel_table (out, prog, gpu, max_rows);
+      return;
+    }
+
+  /* Whole models: where the time goes. */
+  g_autoptr (GHashTable) by_class = g_hash_table_new_full (g_str_hash,
+                                                           g_str_equal, NULL,
+                                                           agg_free);
+  g_autoptr (GPtrArray) classes = g_ptr_array_new ();
+  g_autoptr (GHashTable) by_kernel = g_hash_table_new_full (g_str_hash,
+                                                            g_str_equal, NULL,
+                                                            agg_free);
+  g_autoptr (GPtrArray) kernels = g_ptr_array_new ();
+  g_autoptr (GHashTable) by_bound = g_hash_table_new_full (g_str_hash,
+                                                           g_str_equal, NULL,
+                                                           agg_free);
+  g_autoptr (GPtrArray) bounds = g_ptr_array_new ();
+  double layer_ms = 0, outside_ms = 0;
+  int layers = 0;
+  for (guint i = 0; i < prog->launches->len; i++)
+    {
+      const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
+      double ms = launch_ms (gpu, i);
+      g_autofree char *ck = g_strdup_printf ("%s %s", gs_phase_name (l->phase),
+                                             launch_class (l));
+      agg_add (by_class, classes, ck, ms);
+      agg_add (by_kernel, kernels, l->k.name ? l->k.name : "?", ms);
+      agg_add (by_bound, bounds,
+               gs_bound_class (gs_gpu_result (gpu, i)->bound), ms);
+      if (l->layer >= 0)
+        {
+          layer_ms += ms;
+          layers = MAX (layers, l->layer + 1);
+        }
+      else
+        outside_ms += ms;
+    }
+  write_breakdown (out, "By op class (GPU time):", classes, sum->gpu_busy_ms,
+                   0);
+  write_breakdown (out, "By bound:", bounds, sum->gpu_busy_ms, 0);
+  if (layers > 0)
+    {
+      g_autofree char *per = gs_format_time (layer_ms / layers);
+      g_autofree char *out_t = gs_format_time (outside_ms);
+      fprintf (out, "\nPer layer: %s GPU time x %d layers; outside layers "
+                    "(embeddings, head, loss): %s\n", per, layers, out_t);
+    }
+  write_breakdown (out, "Top kernels:", kernels, sum->gpu_busy_ms, 10);
+}
+
+/* ------------------------------------------------------------------ json */
+
+static void
+json_kernel (JsonBuilder *b, const GsLaunch *l, const GsKernelResult *r,
+             guint i)
+{
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "index");
+  json_builder_add_int_value (b, i);
+  json_builder_set_member_name (b, "name");
+  json_builder_add_string_value (b, l->k.name ? l->k.name : "");
+  json_builder_set_member_name (b, "op_class");
+  json_builder_add_string_value (b, launch_class (l));
+  if (l->k.tag)
+    {
+      json_builder_set_member_name (b, "tag");
+      json_builder_add_string_value (b, l->k.tag);
+    }
+  json_builder_set_member_name (b, "phase");
+  json_builder_add_string_value (b, gs_phase_name (l->phase));
+  json_builder_set_member_name (b, "layer");
+  json_builder_add_int_value (b, l->layer);
+  json_builder_set_member_name (b, "stream");
+  json_builder_add_int_value (b, l->k.stream);
+  json_builder_set_member_name (b, "grid");
+  json_builder_begin_array (b);
+  for (int d = 0; d < 3; d++)
+    json_builder_add_int_value (b, l->k.grid[d]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "block");
+  json_builder_begin_array (b);
+  for (int d = 0; d < 3; d++)
+    json_builder_add_int_value (b, l->k.block[d]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "start_ms");
+  json_builder_add_double_value (b, ps_ms (r->start));
+  json_builder_set_member_name (b, "end_ms");
+  json_builder_add_double_value (b, ps_ms (r->end));
+  json_builder_set_member_name (b, "time_ms");
+  json_builder_add_double_value (b, ps_ms (r->end - r->start));
+  json_builder_set_member_name (b, "blocks");
+  json_builder_add_int_value (b, (gint64) r->blocks);
+  json_builder_set_member_name (b, "blocks_per_sm");
+  json_builder_add_int_value (b, r->occ.blocks_per_sm);
+  json_builder_set_member_name (b, "waves");
+  json_builder_add_int_value (b, r->waves);
+  json_builder_set_member_name (b, "waves_exact");
+  json_builder_add_double_value (b, r->waves_exact);
+  json_builder_set_member_name (b, "occupancy");
+  json_builder_add_double_value (b, r->occ.occupancy);
+  json_builder_set_member_name (b, "achieved_occupancy");
+  json_builder_add_double_value (b, r->achieved_occupancy);
+  g_autofree char *lim = occ_limiter (r);
+  json_builder_set_member_name (b, "occupancy_limiter");
+  json_builder_add_string_value (b, lim);
+  json_builder_set_member_name (b, "bound");
+  json_builder_add_string_value (b, gs_bound_name (r->bound));
+  json_builder_set_member_name (b, "bound_class");
+  json_builder_add_string_value (b, gs_bound_class (r->bound));
+  json_builder_set_member_name (b, "sm_busy");
+  json_builder_add_double_value (b, r->sm_busy);
+  json_builder_end_object (b);
+}
+
+static void
+write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
+            const GsSummary *sum)
+{
+  const GsArch *a = gs_gpu_arch (gpu);
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "gpusim_version");
+  json_builder_add_string_value (b, PACKAGE_VERSION);
+  json_builder_set_member_name (b, "workload");
+  json_builder_add_string_value (b, prog->source ? prog->source : prog->name);
+  json_builder_set_member_name (b, "arch");
+  json_builder_add_string_value (b, a->name);
+  json_builder_set_member_name (b, "sm_count");
+  json_builder_add_int_value (b, gs_gpu_sm_count (gpu));
+  json_builder_set_member_name (b, "calibrated");
+  json_builder_add_boolean_value (b, a->cal.source && *a->cal.source);
+  if (prog->model)
+    {
+      json_builder_set_member_name (b, "model");
+      json_builder_add_string_value (b, prog->model);
+      json_builder_set_member_name (b, "mode");
+      json_builder_add_string_value (b, prog->mode ? prog->mode : "");
+      json_builder_set_member_name (b, "runtime");
+      json_builder_add_string_value (b, gs_runtime_name (prog->runtime));
+      json_builder_set_member_name (b, "dtype");
+      json_builder_add_string_value (b, gs_dtype_name (prog->dtype));
+      json_builder_set_member_name (b, "batch");
+      json_builder_add_int_value (b, prog->batch);
+      json_builder_set_member_name (b, "seq");
+      json_builder_add_int_value (b, prog->seq);
+    }
+  json_builder_set_member_name (b, "total_ms");
+  json_builder_add_double_value (b, sum->total_ms);
+  json_builder_set_member_name (b, "forward_ms");
+  json_builder_add_double_value (b, sum->phase_ms[GS_PHASE_FORWARD]);
+  json_builder_set_member_name (b, "backward_ms");
+  json_builder_add_double_value (b, sum->phase_ms[GS_PHASE_BACKWARD]);
+  json_builder_set_member_name (b, "optimizer_ms");
+  json_builder_add_double_value (b, sum->phase_ms[GS_PHASE_OPTIMIZER]);
+  json_builder_set_member_name (b, "gpu_busy_ms");
+  json_builder_add_double_value (b, sum->gpu_busy_ms);
+  json_builder_set_member_name (b, "launches");
+  json_builder_add_int_value (b, prog->launches->len);
+  json_builder_set_member_name (b, "kernels");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < prog->launches->len; i++)
+    json_kernel (b, &g_array_index (prog->launches, GsLaunch, i),
+                 gs_gpu_result (gpu, i), i);
+  json_builder_end_array (b);
+  GsGpuStats st;
+  gs_gpu_stats (gpu, &st);
+  json_builder_set_member_name (b, "engine");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "events");
+  json_builder_add_int_value (b, (gint64) st.events);
+  json_builder_set_member_name (b, "blocks_simulated");
+  json_builder_add_int_value (b, (gint64) st.blocks);
+  json_builder_set_member_name (b, "blocks_fast_forwarded");
+  json_builder_add_int_value (b, (gint64) st.blocks_skipped);
+  json_builder_set_member_name (b, "memo_hits");
+  json_builder_add_int_value (b, (gint64) st.memo_hits);
+  json_builder_set_member_name (b, "wall_ms");
+  json_builder_add_double_value (b, sum->wall_ms);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  gsize len;
+  g_autofree char *text = json_generator_to_data (gen, &len);
+  fwrite (text, 1, len, out);
+  fputc ('\n', out);
+}
+
+/* ------------------------------------------------------------------- csv */
+
+static void
+csv_field (FILE *out, const char *s)
+{
+  if (s == NULL)
+    return;
+  if (strpbrk (s, ",\"\n\r") == NULL)
+    {
+      fputs (s, out);
+      return;
+    }
+  fputc ('"', out);
+  for (const char *p = s; *p; p++)
+    {
+      if (*p == '"')
+        fputc ('"', out);
+      fputc (*p, out);
+    }
+  fputc ('"', out);
+}
+
+static void
+write_csv (FILE *out, const GsProgram *prog, const GsGpu *gpu)
+{
+  fputs ("index,name,op_class,phase,layer,stream,grid_x,grid_y,grid_z,"
+         "block_x,block_y,block_z,regs,smem,start_ms,end_ms,time_ms,blocks,"
+         "blocks_per_sm,waves,occupancy,achieved_occupancy,"
+         "occupancy_limiter,bound,bound_class\n", out);
+  for (guint i = 0; i < prog->launches->len; i++)
+    {
+      const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
+      const GsKernelResult *r = gs_gpu_result (gpu, i);
+      fprintf (out, "%u,", i);
+      csv_field (out, l->k.name);
+      fputc (',', out);
+      csv_field (out, launch_class (l));
+      g_autofree char *lim = occ_limiter (r);
+      fprintf (out, ",%s,%d,%d,%u,%u,%u,%u,%u,%u,%u,%u,%.9g,%.9g,%.9g,%"
+               G_GUINT64_FORMAT ",%d,%d,%.4f,%.4f,%s,%s,%s\n",
+               gs_phase_name (l->phase), l->layer, l->k.stream, l->k.grid[0],
+               l->k.grid[1], l->k.grid[2], l->k.block[0], l->k.block[1],
+               l->k.block[2], l->k.regs, gs_kernel_smem_per_block (&l->k),
+               ps_ms (r->start), ps_ms (r->end), ps_ms (r->end - r->start),
+               r->blocks, r->occ.blocks_per_sm, r->waves, r->occ.occupancy,
+               r->achieved_occupancy, lim, gs_bound_name (r->bound),
+               gs_bound_class (r->bound));
+    }
+}
+
+void
+gs_report_write (FILE *out, GsFormat format, const GsProgram *prog,
+                 const GsGpu *gpu, const GsSummary *sum, guint max_rows)
+{
+  switch (format)
+    {
+    case GS_FORMAT_TEXT:
+      write_text (out, prog, gpu, sum, max_rows);
+      break;
+    case GS_FORMAT_JSON:
+      write_json (out, prog, gpu, sum);
+      break;
+    case GS_FORMAT_CSV:
+      write_csv (out, prog, gpu);
+      break;
+    }
+}

@@ -1,0 +1,36 @@
+/* gpusim: reports of a simulated program (text, JSON, CSV). */
+#ifndef GS_REPORT_H
+#define GS_REPORT_H
+
+#include <glib.h>
+#include <stdio.h>
+#include "sim/gpu.h"
+#include "workloads/program.h"
+
+typedef enum {
+  GS_FORMAT_TEXT,
+  GS_FORMAT_JSON,
+  GS_FORMAT_CSV,
+} GsFormat;
+
+int gs_format_parse (const char *s);   /* -1 if unknown */
+
+typedef struct {
+  double total_ms;
+  double phase_ms[GS_PHASE_COUNT];     /* forward + backward + optimizer = total */
+  double gpu_busy_ms;                  /* sum of kernel durations */
+  double wall_ms;                      /* time the simulation took */
+} GsSummary;
+
+void gs_report_summarize (const GsProgram *prog, const GsGpu *gpu,
+                          GsSummary *sum);
+
+/* Writes the report to OUT.  MAX_ROWS bounds the per-kernel table of the
+ * text report (0: all). */
+void gs_report_write (FILE *out, GsFormat format, const GsProgram *prog,
+                      const GsGpu *gpu, const GsSummary *sum, guint max_rows);
+
+/* "1.234 ms", "56.7 us" ... */
+char *gs_format_time (double ms);
+
+#endif
