@@ -474,7 +474,9 @@ class_next (Class *c)
     c->next = c->t;
   else
     {
-      double dt = ceil (dv / c->rho);
+      /* Round up to whole ps, forgiving float noise just above an integer
+       * so that periodic states stay exactly periodic. */
+      double dt = ceil (dv / c->rho - 1e-6);
       c->next = dt >= (double) (GS_TIME_NEVER / 2) ? GS_TIME_NEVER / 2
                                                    : c->t + (GsTime) dt;
     }
@@ -1017,12 +1019,18 @@ on_complete (GsEngine *e, void *data, uint64_t arg)
       Class *c = g->cheap[0];
       class_advance (c, now);
       double tol = c->rho * 1.0 + 1e-12 * fabs (c->V);
+      double done_F = -1;
       while (c->n > 0 && c->blk[0].F <= c->V + tol)
         {
           Blk b = blk_pop (c);
+          done_F = b.F;
           touch (g, c);
           finish_block (g, c, &b, now);
         }
+      /* The finished blocks define where the class's clock is: drop the
+       * sub-ps rounding so lockstep blocks stay in lockstep. */
+      if (done_F >= 0)
+        c->V = done_F;
       class_next (c);
       if (c->next <= now && c->n > 0)
         c->next = now + 1;       /* rounding: never spin at one instant */

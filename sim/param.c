@@ -287,7 +287,7 @@ check_range (const GsParam *p, double v, const char *where, GError **error)
   if (v < p->min || v > p->max)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: %s = %g is out of range [%g, %g]%s%s", where, p->key,
+                   "%s: %s = %.15g is out of range [%.15g, %.15g]%s%s", where, p->key,
                    v, p->min, p->max, p->unit && *p->unit ? " " : "",
                    p->unit ? p->unit : "");
       return FALSE;

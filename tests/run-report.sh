@@ -1,0 +1,68 @@
+#!/bin/sh
+# gpusim tests: what `gpusim run` reports (text, JSON, CSV, trace).
+cd "$GS_SRCDIR" || exit 1
+J="$GS_BUILDDIR/tests/jsonq"
+toy=tests/data/arch/toy.cfg
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..7"
+
+# A latency-bound kernel says so in the text report.
+if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
+   grep -q 'dependent-fma .* latency (' "$tmp/lat.txt"; then
+  echo "ok 1 latency-bound kernel reported as latency"
+else
+  echo "not ok 1 latency report"; sed 's/^/# /' "$tmp/lat.txt"
+fi
+
+# JSON: the contract's fields, total = forward + backward.
+"$GPUSIM" run tests/data/workloads/stream.workload --arch "$toy" --format json > "$tmp/s.json"
+total=$("$J" "$tmp/s.json" total_ms)
+fw=$("$J" "$tmp/s.json" forward_ms)
+bw=$("$J" "$tmp/s.json" backward_ms)
+nk=$("$J" "$tmp/s.json" kernels.#)
+if [ -n "$total" ] && [ "$nk" = 1 ] &&
+   awk -v t="$total" -v f="$fw" -v b="$bw" 'BEGIN { exit !(t > 0.0838 && t < 0.0840 && (f + b - t) < 1e-12 && (t - f - b) < 1e-12) }'; then
+  echo "ok 2 json total_ms $total = forward + backward"
+else
+  echo "not ok 2 json: total=$total fw=$fw bw=$bw kernels=$nk"
+fi
+if [ "$("$J" "$tmp/s.json" kernels.0.bound)" = DRAM ] &&
+   [ "$("$J" "$tmp/s.json" kernels.0.occupancy_limiter)" = "warps+registers" ]; then
+  echo "ok 3 json kernel bound and occupancy limiter"
+else
+  echo "not ok 3 json kernel fields"
+fi
+
+# CSV: a header and one row per launch.
+"$GPUSIM" run tests/data/workloads/stream.workload --arch "$toy" --format csv > "$tmp/s.csv"
+if [ "$(wc -l < "$tmp/s.csv")" -eq 2 ] && head -1 "$tmp/s.csv" | grep -q '^index,name,op_class,' &&
+   sed -n 2p "$tmp/s.csv" | grep -q '^0,copy,'; then
+  echo "ok 4 csv"
+else
+  echo "not ok 4 csv"; sed 's/^/# /' "$tmp/s.csv"
+fi
+
+# Trace: valid JSON with one slice per block and kernel spans.
+"$GPUSIM" run tests/data/workloads/stream.workload --arch "$toy" --trace "$tmp/t.json" > /dev/null
+if "$J" "$tmp/t.json" traceEvents.# > /dev/null; then
+  echo "ok 5 trace is valid JSON"
+else
+  echo "not ok 5 trace is not valid JSON"
+fi
+blocks=$(grep -c '"cat":"block"' "$tmp/t.json")
+kernels=$(grep -c '"cat":"kernel"' "$tmp/t.json")
+if [ "$blocks" -eq 1024 ] && [ "$kernels" -eq 1 ]; then
+  echo "ok 6 trace has every block once ($blocks) and the kernel span"
+else
+  echo "not ok 6 trace: $blocks blocks, $kernels kernels"
+fi
+
+# --set changes the GPU (what-if): twice the bandwidth, half the time.
+a=$("$GPUSIM" run tests/data/workloads/stream.workload --arch "$toy" --format json | "$J" - total_ms)
+b=$("$GPUSIM" run tests/data/workloads/stream.workload --arch "$toy" --set dram.bandwidth_gbs=200 --format json | "$J" - total_ms)
+if awk -v a="$a" -v b="$b" 'BEGIN { r = a / b; exit !(r > 1.98 && r < 2.02) }'; then
+  echo "ok 7 --set dram.bandwidth_gbs=200 halves a streaming kernel ($a -> $b ms)"
+else
+  echo "not ok 7 --set: $a -> $b"
+fi
