@@ -1,1 +1,3 @@
 ## examples/
+dist_examples_DATA += examples/saxpy.workload examples/waves.workload \
+	examples/two-streams.workload

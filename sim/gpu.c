@@ -269,15 +269,21 @@ block_model (const GsArch *a, double clock_hz, const GsKernel *k,
   double trip = a->lat_l2 + dram_frac * MAX (0, a->lat_dram - a->lat_l2);
   double t_memlat = gbytes / (mlp_bytes * w->mlp) * trip / f * ps;
 
-  /* Compute side and memory side; the block's own limits. */
-  double t_comp = MAX (t_dep, t_issue_self);
-  GsBound comp_b = t_dep >= t_issue_self ? GS_BOUND_LATENCY : GS_BOUND_ISSUE;
+  /* Compute side and memory side; the block's own limits.  On a tie a
+   * pipe is named rather than the issue slots feeding it. */
+  double t_comp = t_dep;
+  GsBound comp_b = GS_BOUND_LATENCY;
   for (int r = R_FP32; r <= R_LSU; r++)
     if (D[r] > t_comp)
       {
         t_comp = D[r];
         comp_b = (GsBound) r;
       }
+  if (t_issue_self > t_comp * (1 + 1e-9))
+    {
+      t_comp = t_issue_self;
+      comp_b = GS_BOUND_ISSUE;
+    }
   double t_mem = t_memlat;
   GsBound mem_b = GS_BOUND_LATENCY;
   if (D[R_L2] > t_mem)
@@ -609,8 +615,10 @@ solve (GsGpu *g)
               const double *l = &g->load[c->sm * N_SM_RES];
               const double *rm = &g->rem[c->sm * N_SM_RES];
               double best = 0;
-              for (int r = 0; r < N_SM_RES; r++)
-                if (c->u[r] > 0 && rm[r] <= tol * l[r] && c->u[r] > best)
+              /* Pipes before the issue slots: on a tie, name the pipe. */
+              for (int r = N_SM_RES - 1; r >= 0; r--)
+                if (c->u[r] > 0 && rm[r] <= tol * l[r]
+                    && c->u[r] > best * (1 + 1e-9))
                   {
                     best = c->u[r];
                     hit = r;
