@@ -10,6 +10,6 @@ TESTS += tests/test-engine
 check_PROGRAMS += tests/jsonq
 tests_jsonq_LDADD = $(TESTS_LDADD)
 
-TESTS += tests/run-bad-input.sh tests/run-report.sh
+TESTS += tests/run-bad-input.sh tests/run-report.sh tests/run-docs.sh
 EXTRA_DIST += tests/data tests/bad-input tests/run-bad-input.sh \
-	tests/run-report.sh
+	tests/run-report.sh tests/run-docs.sh
