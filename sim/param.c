@@ -133,7 +133,6 @@ gs_cfg_chain_load (const char *file, GError **error)
               g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                            "%s:%d: base file '%s' not found", prev,
                            config_setting_source_line (base), b);
-              g_free (cur);
               goto fail;
             }
         }
@@ -141,6 +140,7 @@ gs_cfg_chain_load (const char *file, GError **error)
   return chain;
 
 fail:
+  g_free (cur);           /* not yet owned by the chain */
   gs_cfg_chain_free (chain);
   return NULL;
 }

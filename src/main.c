@@ -66,7 +66,8 @@ main (int argc, char **argv)
   for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (cmd, commands[i].name) == 0)
       {
-        g_set_prgname (g_strdup_printf ("gpusim %s", cmd));
+        g_autofree char *prg = g_strdup_printf ("gpusim %s", cmd);
+        g_set_prgname (prg);
         return commands[i].fn (argc - 1, argv + 1);
       }
   fprintf (stderr, "gpusim: unknown command '%s'\n\n", cmd);

@@ -233,6 +233,7 @@ test_streaming (void)
 
   /* Two on two streams, few enough blocks to be co-resident: the bandwidth
    * is shared, not duplicated, so the pair takes about twice one alone. */
+  gs_kernel_clear (&k[0]);
   streaming (&k[0], 64, 0);
   streaming (&k[1], 64, 1);
   g_autoptr (GsGpu) g1 = simulate (a, k, 1, &o);
