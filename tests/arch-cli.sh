@@ -1,0 +1,84 @@
+#!/bin/sh
+# gpusim arch list / show / params: output, overrides and exit statuses.
+echo "1..16"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
+
+# check DESCRIPTION STATUS EXPECTED-STATUS [CONDITION...]: one TAP line.
+check () {
+  n=$((n + 1))
+  desc=$1 got=$2 want=$3
+  shift 3
+  if [ "$got" = "$want" ] && { [ $# -eq 0 ] || "$@"; }; then
+    echo "ok $n - $desc"
+  else
+    echo "not ok $n - $desc (exit $got, expected $want)"
+    sed 's/^/# /' "$tmp/out" "$tmp/err" | head -20
+  fi
+}
+run () { "$GPUSIM" "$@" > "$tmp/out" 2> "$tmp/err"; }
+has () { grep -q -- "$1" "$tmp/out"; }
+err_is () { [ "$(cat "$tmp/err")" = "$1" ]; }
+
+run arch list
+check "list shows the six measured GPUs and the short names" $? 0 \
+  sh -c "for g in a100-pcie-40gb a100-pcie-80gb h100-sxm5-80gb l4 t4 \
+         v100-pcie-32gb; do grep -q \"^\$g \" '$tmp/out' || exit 1; done; \
+         grep -q '^  a100 -> a100-sxm4-80gb\$' '$tmp/out' && \
+         grep -q '^  h100 -> h100-sxm5-80gb\$' '$tmp/out'"
+run arch list
+check "list leaves out family base files" $? 0 \
+  sh -c "! grep -q '^sm[0-9]' '$tmp/out'"
+run arch list
+check "list: A100 PCIe 40GB row (108 SMs, 1410 MHz, 1555 GB/s, 19.5 TFLOP/s)" \
+  $? 0 grep -Eq \
+  '^a100-pcie-40gb +NVIDIA A100-PCIE-40GB +108 +1410 +1555 +19\.5 +no$' \
+  "$tmp/out"
+
+run arch show a100 --set sm.count=54
+check "--set sm.count=54 halves the A100's FP32 peak and says where it came from" \
+  $? 0 sh -c "grep -Eq '^  count +54 SMs +--set$' '$tmp/out' && \
+              grep -Eq '^  fp32 +9\.7 TFLOP/s$' '$tmp/out'"
+run arch show h100
+check "show h100: inherited value names its file, derived FP16 tensor peak" \
+  $? 0 sh -c "grep -Eq '^  max_warps +64 warps +sm90.cfg$' '$tmp/out' && \
+              grep -Eq '^  fp16 tensor +1070\.5 TFLOP/s$' '$tmp/out' && \
+              grep -q '^inherits: h100.cfg <- h100-sxm5-80gb.cfg <- sm90.cfg$' \
+                '$tmp/out'"
+run arch show t4
+check "show t4: no TF32, BF16 or FP8 tensor path" $? 0 \
+  sh -c "grep -Eq '^  tf32 tensor +none$' '$tmp/out' && \
+         grep -Eq '^  bf16 tensor +none$' '$tmp/out' && \
+         grep -Eq '^  fp8 tensor +none$' '$tmp/out'"
+run arch show l4 --format json
+check "show --format json" $? 0 \
+  sh -c "grep -q '\"name\" : \"l4\"' '$tmp/out' && \
+         grep -q '\"calibrated\" : false' '$tmp/out'"
+run arch params
+check "params prints the table with units" $? 0 \
+  grep -Eq '^sm.count +integer +SMs +required +1\.\.65536 ' "$tmp/out"
+
+run arch show a100 --set sm.cout=3
+check "unknown --set key suggests the near one" $? 2 err_is \
+  "gpusim arch: --set sm.cout=3: unknown parameter 'sm.cout' (did you mean 'sm.count'?)"
+run arch show a100 --set sm.clock_boost_mhz=nan
+check "--set NaN is rejected" $? 2 err_is \
+  "gpusim arch: --set sm.clock_boost_mhz=nan: sm.clock_boost_mhz must be a finite number"
+run arch show a100 --set sm.count=-8
+check "--set negative SMs is rejected" $? 2 err_is \
+  "gpusim arch: --set sm.count=-8: sm.count = -8 is out of range [1, 65536] SMs"
+run arch show a100 --set sm.smem_kib=32
+check "--set that breaks a cross-parameter rule is a usage error" $? 2 \
+  grep -q "after --set: .*sm.smem_per_block_kib (163) exceeds sm.smem_kib (32)" \
+  "$tmp/err"
+run arch show no-such-gpu
+check "unknown GPU name: exit 2" $? 2 grep -q "unknown GPU architecture 'no-such-gpu'" "$tmp/err"
+run arch show sm80
+check "a family base file is not a GPU" $? 2 grep -q "sm80.cfg is a family base file" "$tmp/err"
+run arch show "$tmp/none.cfg"
+check "missing file: exit 3" $? 3 grep -q "none.cfg: no such file" "$tmp/err"
+run arch
+s1=$?
+run arch show --help
+check "bare 'arch' is a usage error, 'show --help' succeeds" "$s1:$?" "2:0" has "--set"
