@@ -57,4 +57,36 @@ gboolean gs_measure_save (const GsMeasureSet *set, const char *file,
  * so one shape is on the same side on every GPU: TRUE for validation. */
 gboolean gs_measure_is_holdout (const GsMeasureRow *row);
 
+/* The text the split hashes: "op|B|M|N|K|H", unknown values empty
+ * (e.g. "add|32768||||1600").  Free with g_free. */
+char *gs_measure_shape_key (const GsMeasureRow *row);
+/* FNV-1a, 32 bits, of a NUL-terminated string. */
+guint32 gs_measure_fnv1a32 (const char *text);
+
+/* A kernel name as NeuSight stores it: no leading "void ", no parameter
+ * list, "(anonymous namespace)" written "anon".  Free with g_free. */
+char *gs_measure_short_kernel_name (const char *name);
+
+/* Building sets in code.  gs_measure_new() starts with the standard columns
+ * (device,op,kernel,grid_x..z,block_x..z,B,M,N,K,H,latency_ms,dtype,regs,
+ * smem_static,smem_dynamic).  gs_measure_save() writes each recognised
+ * column from the row's fields (a cell that was read keeps its text while
+ * it still says the same), every other column from `cells`, and adds any
+ * recognised column the set lacks when some row has a value for it. */
+void gs_measure_row_init (GsMeasureRow *row);   /* all fields unknown */
+void gs_measure_row_clear (GsMeasureRow *row);  /* frees its strings */
+/* Appends an initialised row; the pointer is valid until the next append. */
+GsMeasureRow *gs_measure_append (GsMeasureSet *set);
+/* Sets a provenance entry (KEY has no ':' or line break; line breaks in
+ * VALUE become spaces). */
+void gs_measure_set_provenance (GsMeasureSet *set, const char *key,
+                                const char *value);
+/* The cell of a column that is not a recognised one (by name, any case):
+ * NULL when the set has no such column, "" when the row has no cell. */
+const char *gs_measure_get_cell (const GsMeasureSet *set,
+                                 const GsMeasureRow *row, const char *column);
+/* Sets such a cell, adding the column to the set when it is new. */
+void gs_measure_set_cell (GsMeasureSet *set, GsMeasureRow *row,
+                          const char *column, const char *value);
+
 #endif

@@ -1,0 +1,294 @@
+/* Tests of the importers (calibrate/import.c) on a small Kineto trace in
+ * the layout torch.profiler writes (tests/data/kineto-small.json). */
+#include "config.h"
+#include "calibrate/import.h"
+#include "calibrate/csv.h"
+#include "sim/error.h"
+
+#include <glib/gstdio.h>
+#include <string.h>
+
+static char *
+fixture_path (void)
+{
+  const char *srcdir = g_getenv ("GS_SRCDIR");
+  return g_build_filename (srcdir ? srcdir : ".", "tests", "data",
+                           "kineto-small.json", NULL);
+}
+
+static GsMeasureRow *
+row_at (GsMeasureSet *set, guint i)
+{
+  g_assert_cmpuint (i, <, set->rows->len);
+  return &g_array_index (set->rows, GsMeasureRow, i);
+}
+
+static void
+assert_shape (const GsMeasureRow *r, gint64 B, gint64 M, gint64 N, gint64 K,
+              gint64 H)
+{
+  g_assert_cmpint (r->B, ==, B);
+  g_assert_cmpint (r->M, ==, M);
+  g_assert_cmpint (r->N, ==, N);
+  g_assert_cmpint (r->K, ==, K);
+  g_assert_cmpint (r->H, ==, H);
+}
+
+static void
+check_fixture_rows (GsMeasureSet *set)
+{
+  g_assert_cmpuint (set->rows->len, ==, 8);     /* kernels only, no memcpy */
+
+  /* Matched through "External id": aten::addmm inside aten::linear. */
+  GsMeasureRow *r = row_at (set, 0);
+  g_assert_cmpstr (r->device, ==, "a100-pcie-40gb");
+  g_assert_cmpstr (r->kernel, ==, "ampere_sgemm_128x64_tn");
+  g_assert_cmpstr (r->op, ==, "linear");
+  assert_shape (r, 1, 4096, 4096, 1024, -1);
+  g_assert_cmpuint (r->grid[0], ==, 64);
+  g_assert_cmpuint (r->grid[1], ==, 32);
+  g_assert_cmpuint (r->grid[2], ==, 1);
+  g_assert_cmpuint (r->block[0], ==, 256);
+  g_assert_cmpint (r->regs, ==, 122);
+  g_assert_cmpint (r->smem_static, ==, 49152);
+  g_assert_cmpint (r->smem_dynamic, ==, 0);
+  g_assert_cmpfloat_with_epsilon (r->latency_ms, 0.812345, 1e-12);
+  g_assert_cmpint (r->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "cpu_op"), ==, "aten::addmm");
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "input_dims"), ==,
+                   "[[4096],[4096,1024],[1024,4096],[],[]]");
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "stream"), ==, "7");
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "start_us"), ==, "2000.000");
+
+  /* Correlation id -> cudaLaunchKernel -> innermost cpu_op on its thread
+   * (not the long aten::empty on another thread). */
+  r = row_at (set, 1);
+  g_assert_cmpstr (r->kernel, ==,
+                   "anon::softmax_warp_forward<float, float, float, 9, false, false>");
+  g_assert_cmpstr (r->op, ==, "softmax");
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "cpu_op"), ==, "aten::_softmax");
+  assert_shape (r, 65536, -1, -1, -1, 512);
+
+  /* Only the ac2g flow arrow links it. */
+  r = row_at (set, 2);
+  g_assert_cmpstr (r->kernel, ==,
+                   "at::native::anon::vectorized_layer_norm_kernel<float, float>");
+  g_assert_cmpstr (r->op, ==, "ln");
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "cpu_op"), ==,
+                   "aten::native_layer_norm");
+  assert_shape (r, 4096, -1, -1, -1, 1024);
+  g_assert_cmpint (r->regs, ==, 40);
+
+  /* In-place add of a scalar: addu. */
+  r = row_at (set, 3);
+  g_assert_cmpstr (r->op, ==, "addu");
+  g_assert_cmpstr (r->kernel, ==,
+                   "at::native::vectorized_elementwise_kernel<4, at::native::"
+                   "CUDAFunctorOnSelf_add<float>, at::detail::Array<char*, 2> >");
+  assert_shape (r, 4096, -1, -1, -1, 1024);
+
+  /* fp16 tensor-tensor mul. */
+  r = row_at (set, 4);
+  g_assert_cmpstr (r->op, ==, "mul");
+  g_assert_cmpint (r->dtype, ==, GS_DTYPE_FP16);
+  assert_shape (r, 4, -1, -1, -1, 1024);
+
+  r = row_at (set, 5);
+  g_assert_cmpstr (r->op, ==, "bmm");
+  g_assert_cmpstr (r->kernel, ==,
+                   "cutlass::Kernel<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>");
+  assert_shape (r, 128, 512, 512, 64, -1);
+  g_assert_cmpuint (r->grid[2], ==, 128);
+
+  /* Nothing links this one: the op stays empty. */
+  r = row_at (set, 6);
+  g_assert_cmpstr (r->kernel, ==, "my_custom_kernel");
+  g_assert_null (r->op);
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "cpu_op"), ==, "");
+  g_assert_cmpfloat_with_epsilon (r->latency_ms, 0.0015, 1e-12);
+
+  /* aten::relu_ runs aten::clamp_min_ on the same tensor: relu. */
+  r = row_at (set, 7);
+  g_assert_cmpstr (r->op, ==, "relu");
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "cpu_op"), ==, "aten::clamp_min_");
+  assert_shape (r, 4096, -1, -1, -1, 4096);
+  g_assert_true (g_str_has_prefix (r->kernel, "at::native::vectorized_elementwise_"
+                                   "kernel<4, at::native::anon::launch_clamp_scalar("));
+  g_assert_true (g_str_has_suffix (r->kernel, "at::detail::Array<char*, 2> >"));
+}
+
+static void
+test_kineto (void)
+{
+  g_autofree char *path = fixture_path ();
+  GsImportOptions opts = { .device = "a100-pcie-40gb" };
+  GError *error = NULL;
+  g_autoptr (GsMeasureSet) set = gs_import_kineto (path, &opts, &error);
+  g_assert_no_error (error);
+  check_fixture_rows (set);
+  g_assert_cmpstr (g_hash_table_lookup (set->provenance, "gpu"), ==,
+                   "NVIDIA A100-PCIE-40GB");
+  g_assert_cmpstr (g_hash_table_lookup (set->provenance, "compute_capability"),
+                   ==, "8.0");
+  g_assert_cmpstr (g_hash_table_lookup (set->provenance, "sm_count"), ==, "108");
+  g_assert_cmpstr (g_hash_table_lookup (set->provenance, "source"), ==,
+                   "pytorch profiler trace kineto-small.json");
+  g_assert_cmpstr (g_hash_table_lookup (set->provenance, "trace_schemaVersion"),
+                   ==, "1");
+  /* The kernel event of row 0 starts on line 53 of the fixture. */
+  g_assert_cmpuint (row_at (set, 0)->line, ==, 53);
+}
+
+/* Imported, saved, loaded again: the same rows (the import is a
+ * measurement set like any other). */
+static void
+test_kineto_gz_round_trip (void)
+{
+  g_autofree char *path = fixture_path ();
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  GError *error = NULL;
+  g_file_get_contents (path, &text, &len, &error);
+  g_assert_no_error (error);
+  g_autofree char *dir = g_dir_make_tmp ("gs-import-XXXXXX", &error);
+  g_autofree char *gz = g_build_filename (dir, "trace.json.gz", NULL);
+  g_assert_true (gs_csv_write_file (gz, text, len, &error));
+  GsImportOptions opts = { .device = "a100-pcie-40gb" };
+  g_autoptr (GsMeasureSet) set = gs_import_kineto (gz, &opts, &error);
+  g_assert_no_error (error);
+  g_autofree char *csv = g_build_filename (dir, "rows.csv", NULL);
+  g_assert_true (gs_measure_save (set, csv, &error));
+  g_autoptr (GsMeasureSet) back = gs_measure_load (csv, TRUE, &error);
+  g_assert_no_error (error);
+  check_fixture_rows (back);
+  g_assert_cmpstr (g_hash_table_lookup (back->provenance, "gpu"), ==,
+                   "NVIDIA A100-PCIE-40GB");
+  g_unlink (gz);
+  g_unlink (csv);
+  g_rmdir (dir);
+}
+
+static void
+test_short_names (void)
+{
+  static const char *const cases[][2] = {
+    { "ampere_sgemm_128x128_nn", "ampere_sgemm_128x128_nn" },
+    { "void cutlass::Kernel<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>"
+      "(cutlass_80_simt_sgemm_256x128_8x4_nn_align1::Params)",
+      "cutlass::Kernel<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>" },
+    /* Parentheses inside template arguments stay. */
+    { "void at::native::vectorized_elementwise_kernel<4, at::native::"
+      "tanh_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() "
+      "const::{lambda(float)#1}, at::detail::Array<char*, 2> >(int, "
+      "at::native::tanh_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::"
+      "operator()() const::{lambda(float)#1}, at::detail::Array<char*, 2>)",
+      "at::native::vectorized_elementwise_kernel<4, at::native::"
+      "tanh_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() "
+      "const::{lambda(float)#1}, at::detail::Array<char*, 2> >" },
+    { "void (anonymous namespace)::softmax_warp_forward<float, float, float, "
+      "10, false, false>(float*, float const*, int, int, int, bool const*, "
+      "int, bool)",
+      "anon::softmax_warp_forward<float, float, float, 10, false, false>" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *got = gs_measure_short_kernel_name (cases[i][0]);
+      g_assert_cmpstr (got, ==, cases[i][1]);
+    }
+}
+
+typedef struct {
+  const char *name;
+  const char *text;
+  GQuark domain;
+  int code;
+  const char *message;       /* after "DIR/" */
+  const char *suffix;        /* when set, MESSAGE is only the start */
+} BadTrace;
+
+static void
+test_bad_traces (void)
+{
+  const BadTrace cases[] = {
+    { "notjson.json", "{\n  \"traceEvents\": [\n    {\"ph\": \"X\",,}\n  ]\n}\n",
+      0, GS_ERROR_INPUT,
+      /* the column is json-glib's to count */
+      "notjson.json:3:", " (expected a Chrome trace in JSON, as written by "
+      "torch.profiler's export_chrome_trace)" },
+    { "noevents.json", "{\"schemaVersion\": 1}\n", 0, GS_ERROR_INPUT,
+      "noevents.json:1: no 'traceEvents' array: expected a Chrome trace as "
+      "written by torch.profiler's export_chrome_trace" },
+    { "nodur.json",
+      "{\"traceEvents\": [\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k1\", \"ts\": 1, \"dur\": 2},\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k2\",\n"
+      "   \"ts\": 1, \"dur\": \"2\"}\n"
+      "]}\n", 0, GS_ERROR_INPUT,
+      "nodur.json:3: kernel event 'k2': no 'dur' (its duration in us, a "
+      "number >= 0)" },
+    { "nots.json",
+      "{\"traceEvents\": [\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"dur\": 2}\n"
+      "]}\n", 0, GS_ERROR_INPUT,
+      "nots.json:2: kernel event 'k': no 'ts' (its start in us)" },
+    { "block.json",
+      "{\"traceEvents\": [\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1,\n"
+      "   \"dur\": 2, \"args\": {\"block\": [128, 1, -1]}}\n"
+      "]}\n", 0, GS_ERROR_INPUT,
+      "block.json:2: kernel event 'k': 'block' is not [x, y, z] with whole "
+      "numbers >= 0" },
+    { "grid.json",
+      "{\"traceEvents\": [\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1,\n"
+      "   \"dur\": 2, \"args\": {\"grid\": [1, 2]}}\n"
+      "]}\n", 0, GS_ERROR_INPUT,
+      "grid.json:2: kernel event 'k': 'grid' is not [x, y, z] with whole "
+      "numbers >= 0" },
+    { "regs.json",
+      "{\"traceEvents\": [\n"
+      "  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1,\n"
+      "   \"dur\": 2, \"args\": {\"registers per thread\": -4}}\n"
+      "]}\n", 0, GS_ERROR_INPUT,
+      "regs.json:2: kernel event 'k': 'registers per thread' is not a whole "
+      "number >= 0" },
+  };
+  GError *error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("gs-import-XXXXXX", &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_build_filename (dir, cases[i].name, NULL);
+      g_file_set_contents (path, cases[i].text, -1, &error);
+      g_assert_no_error (error);
+      GsMeasureSet *set = gs_import_kineto (path, NULL, &error);
+      g_assert_null (set);
+      g_assert_error (error, GS_ERROR, cases[i].code);
+      g_autofree char *want = g_strdup_printf ("%s/%s", dir, cases[i].message);
+      if (cases[i].suffix == NULL)
+        g_assert_cmpstr (error->message, ==, want);
+      else
+        {
+          g_assert_true (g_str_has_prefix (error->message, want));
+          g_assert_true (g_str_has_suffix (error->message, cases[i].suffix));
+        }
+      g_clear_error (&error);
+      g_unlink (path);
+    }
+  g_autofree char *absent = g_build_filename (dir, "absent.json", NULL);
+  g_assert_null (gs_import_kineto (absent, NULL, &error));
+  g_assert_error (error, GS_ERROR, GS_ERROR_IO);
+  g_clear_error (&error);
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/import/kineto", test_kineto);
+  g_test_add_func ("/import/kineto-gz-round-trip", test_kineto_gz_round_trip);
+  g_test_add_func ("/import/short-kernel-names", test_short_names);
+  g_test_add_func ("/import/bad-traces", test_bad_traces);
+  return g_test_run ();
+}
