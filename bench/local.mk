@@ -2,6 +2,9 @@
 EXTRA_PROGRAMS = bench/bench-engine
 bench_bench_engine_SOURCES = bench/bench-engine.c
 bench_bench_engine_LDADD = $(GS_LIBS)
+EXTRA_PROGRAMS += bench/validate-gemm
+bench_validate_gemm_SOURCES = bench/validate-gemm.c
+bench_validate_gemm_LDADD = $(GS_LIBS)
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 .PHONY: bench

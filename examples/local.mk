@@ -1,3 +1,28 @@
 ## examples/
 dist_examples_DATA += examples/saxpy.workload examples/waves.workload \
 	examples/two-streams.workload
+## Whole models from Hugging Face configs (docs/models.md).
+dist_examples_DATA += examples/gpt2.workload examples/bert.workload \
+	examples/llama.workload examples/mixtral.workload examples/t5.workload
+examplesconfigsdir = $(examplesdir)/configs
+dist_examplesconfigs_DATA = examples/configs/gpt2-large.json \
+	examples/configs/bert-large.json examples/configs/llama3-8b.json \
+	examples/configs/mixtral-8x7b.json examples/configs/t5-base.json
+
+## Hypothetical GPUs and the teaching labs.  Installed under the package
+## data directory, so that a what-if file's base = "../../arch/NAME.cfg"
+## still finds $(pkgdatadir)/arch/NAME.cfg.
+gsexamplesdir = $(pkgdatadir)
+nobase_dist_gsexamples_DATA = \
+	examples/arch/teaching-gpu.cfg \
+	examples/arch/h100-2x-bandwidth.cfg \
+	examples/arch/l4-2x-sms.cfg \
+	examples/labs/README.md \
+	examples/labs/occupancy/README.md \
+	examples/labs/occupancy/occupancy.workload \
+	examples/labs/waves/README.md \
+	examples/labs/waves/waves.workload \
+	examples/labs/roofline/README.md \
+	examples/labs/roofline/roofline.workload \
+	examples/labs/latency/README.md \
+	examples/labs/latency/latency.workload

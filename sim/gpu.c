@@ -21,6 +21,7 @@
 #include "sim/gpu.h"
 #include "sim/arch.h"
 #include "sim/error.h"
+#include "sim/warp.h"
 
 #include <math.h>
 #include <string.h>
@@ -37,8 +38,8 @@ G_STATIC_ASSERT ((int) GS_BOUND_ISSUE == R_ISSUE);
 G_STATIC_ASSERT ((int) GS_BOUND_LSU == R_LSU);
 G_STATIC_ASSERT ((int) GS_BOUND_DRAM == R_DRAM);
 
-#define TENSOR_FLOPS_PER_MMA 4096.0   /* one warp-wide m16n8k16 MMA */
-#define DEFAULT_MLP_BYTES 512.0
+#define TENSOR_FLOPS_PER_MMA GS_TENSOR_FLOPS_PER_MMA
+#define DEFAULT_MLP_BYTES GS_DEFAULT_MLP_BYTES
 
 static const char *const bound_names[GS_BOUND_COUNT] = {
   "issue", "fp32", "fp64", "int", "sfu", "tensor", "smem/L1", "L2", "DRAM",
@@ -1357,9 +1358,31 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
   return TRUE;
 }
 
+/* --fidelity warp: sim/warp.c runs the kernels instead of the fluid model;
+ * the results keep what submission computed (occupancy, work totals). */
+static gboolean
+run_warp_level (GsGpu *g, GError **error)
+{
+  guint n = g->runs->len;
+  g_autofree const GsKernel **ks = g_new (const GsKernel *, n);
+  g_autofree GsKernelResult **rs = g_new (GsKernelResult *, n);
+  for (guint i = 0; i < n; i++)
+    {
+      Run *r = g->runs->pdata[i];
+      ks[i] = &r->k;
+      rs[i] = &r->res;
+    }
+  g->unfinished = 0;
+  g->stats.finish = GS_FINISH_EMPTY;
+  return gs_warp_simulate (g->arch, &g->opt, g->nsm, ks, rs, n, &g->stats,
+                           error);
+}
+
 gboolean
 gs_gpu_run (GsGpu *g, GError **error)
 {
+  if (g->opt.fidelity == GS_FIDELITY_WARP)
+    return run_warp_level (g, error);
   GsFinish f = gs_engine_run (g->eng, g->opt.max_events, GS_TIME_NEVER - 1);
   g->stats.finish = f;
   g->stats.events = gs_engine_events (g->eng);

@@ -40,6 +40,10 @@ typedef enum {
   GS_BOUND_COUNT
 } GsBound;
 
+/* Units the block and warp levels share. */
+#define GS_TENSOR_FLOPS_PER_MMA 4096.0 /* one warp-wide m16n8k16 MMA */
+#define GS_DEFAULT_MLP_BYTES 512.0     /* calibration.mlp_bytes_per_warp = 0 */
+
 const char *gs_bound_name (GsBound b);
 /* "compute", "memory", "latency" or "launch". */
 const char *gs_bound_class (GsBound b);
@@ -53,7 +57,24 @@ typedef struct {
   /* DRAM bandwidth in use, bytes/s, from time T on. */
   void (*dram) (void *ud, GsTime t, double bytes_per_s);
   void (*kernel) (void *ud, guint kernel, GsTime start, GsTime end);
+  /* --fidelity warp only: scheduler SCHED of SM issued INSTRUCTIONS
+   * instructions of warp WARP of block BLOCK back to back, START to END. */
+  void (*warp_issue) (void *ud, guint kernel, uint64_t block, guint warp,
+                      guint sm, guint sched, GsTime start, GsTime end,
+                      guint instructions);
 } GsRecorder;
+
+/* How finely blocks are simulated (sim/warp.h has the warp level). */
+typedef enum {
+  GS_FIDELITY_BLOCK,       /* fluid block-level model (default) */
+  GS_FIDELITY_WARP,        /* every warp instruction on its scheduler */
+} GsFidelity;
+
+/* Warp-scheduler policy of the warp level. */
+typedef enum {
+  GS_WARP_POLICY_LRR,      /* loose round-robin */
+  GS_WARP_POLICY_GTO,      /* greedy then oldest */
+} GsWarpPolicy;
 
 typedef struct {
   int sm_count;            /* SMs to use (0: all); MPS and MIG slices */
@@ -62,6 +83,8 @@ typedef struct {
   gboolean no_memo;        /* do not reuse timings of identical solo kernels */
   gboolean no_fast_forward;/* simulate every wave, even in steady state */
   uint64_t max_events;     /* runaway guard (0: 1e10) */
+  GsFidelity fidelity;     /* block (default) or warp */
+  GsWarpPolicy warp_policy;/* warp fidelity: scheduler policy */
   const GsRecorder *recorder;
   void *recorder_data;
 } GsGpuOptions;

@@ -7,4 +7,6 @@ libgssim_a_SOURCES = \
 	sim/kernel.c sim/kernel.h \
 	sim/occupancy.c sim/occupancy.h \
 	sim/engine.c sim/engine.h \
-	sim/gpu.c sim/gpu.h
+	sim/gpu.c sim/gpu.h \
+	sim/warp.c sim/warp.h \
+	sim/partition.c sim/partition.h

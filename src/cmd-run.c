@@ -3,11 +3,13 @@
  *   gpusim run WORKLOAD --arch ARCH [--batch N] [--seq N]
  *              [--mode inference|training] [--runtime eager|compiled]
  *              [--dtype fp32|tf32|fp16|bf16|fp8] [--format text|json|csv]
- *              [--trace FILE.json]
+ *              [--trace FILE.json] [--sm-limit PCT] [--mig PROFILE]
+ *              [--fidelity block|warp] [--warp-policy lrr|gto]
  */
 #include "config.h"
 #include "src/commands.h"
 #include "src/output.h"
+#include "src/partition.h"
 #include "src/report.h"
 #include "src/trace.h"
 #include "sim/arch.h"
@@ -24,6 +26,8 @@ typedef struct {
   char *attention, *optimizer;
   char **set;
   int sm_count;
+  double sm_limit;
+  char *mig, *fidelity, *warp_policy;
   int rows;
   gboolean no_memo, no_ff, verbose;
 } RunArgs;
@@ -63,6 +67,16 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
       "KEY=VALUE" },
     { "sm-count", 0, 0, G_OPTION_ARG_INT, &a->sm_count,
       "use only N SMs of the GPU", "N" },
+    { "sm-limit", 0, 0, G_OPTION_ARG_DOUBLE, &a->sm_limit,
+      "MPS active-thread percentage: use that share of the SMs", "PCT" },
+    { "mig", 0, 0, G_OPTION_ARG_STRING, &a->mig,
+      "run on a MIG instance of this profile (e.g. 3g.40gb)", "PROFILE" },
+    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &a->fidelity,
+      "block (default) or warp: issue every warp instruction (small kernels)",
+      "LEVEL" },
+    { "warp-policy", 0, 0, G_OPTION_ARG_STRING, &a->warp_policy,
+      "warp fidelity's scheduler: lrr (loose round-robin) or gto "
+      "(greedy then oldest)", "POLICY" },
     { "rows", 0, 0, G_OPTION_ARG_INT, &a->rows,
       "kernels listed in the text report (default 50, 0: all)", "N" },
     { "no-memo", 0, 0, G_OPTION_ARG_NONE, &a->no_memo,
@@ -106,6 +120,9 @@ args_clear (RunArgs *a)
   g_free (a->attention);
   g_free (a->optimizer);
   g_strfreev (a->set);
+  g_free (a->mig);
+  g_free (a->fidelity);
+  g_free (a->warp_policy);
 }
 
 static gboolean
@@ -216,6 +233,9 @@ gs_cmd_run (int argc, char **argv)
   gopt.sm_count = a.sm_count;
   gopt.no_memo = a.no_memo;
   gopt.no_fast_forward = a.no_ff;
+  if (!gs_partition_gpu_options (arch, a.mig, a.sm_limit, a.fidelity,
+                                 a.warp_policy, &gopt, &error))
+    goto fail;
   if (a.trace)
     {
       trace_out = gs_output_open (a.trace, &error);

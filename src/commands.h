@@ -8,6 +8,11 @@
 
 int gs_cmd_run (int argc, char **argv);
 int gs_cmd_arch (int argc, char **argv);
+int gs_cmd_predict (int argc, char **argv);
+int gs_cmd_validate (int argc, char **argv);
+int gs_cmd_calibrate (int argc, char **argv);
+int gs_cmd_explain (int argc, char **argv);
+int gs_cmd_sweep (int argc, char **argv);
 
 int gs_print_version (void);
 /* Prints "gpusim CMD: message" for ERROR and returns its exit status. */

@@ -6,5 +6,9 @@ gpusim_SOURCES = \
 	src/report.c src/report.h \
 	src/trace.c src/trace.h \
 	src/cmd-run.c \
-	src/cmd-arch.c
+	src/cmd-arch.c \
+	src/cmd-predict.c src/cmd-validate.c src/predict.h \
+	src/cmd-calibrate.c
+gpusim_SOURCES += src/partition.c src/partition.h \
+	src/cmd-explain.c src/cmd-sweep.c src/plot.c src/plot.h
 gpusim_LDADD = $(GS_LIBS)

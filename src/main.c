@@ -17,6 +17,14 @@ typedef struct {
 static const Command commands[] = {
   { "run", gs_cmd_run, "simulate a workload on a GPU and report its time" },
   { "arch", gs_cmd_arch, "list GPU architectures or show one's parameters" },
+  { "predict", gs_cmd_predict, "predict the latency of single ops in a CSV" },
+  { "validate", gs_cmd_validate,
+    "compare predictions with measurements, per op class" },
+  { "calibrate", gs_cmd_calibrate,
+    "fit an arch file's calibration group from measurements" },
+  { "explain", gs_cmd_explain,
+    "explain a kernel's occupancy, waves and bound" },
+  { "sweep", gs_cmd_sweep, "run a workload on a grid of what-if GPUs" },
 };
 
 static void

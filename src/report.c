@@ -46,7 +46,7 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
   memset (sum, 0, sizeof *sum);
   sum->wall_ms = wall;
   GsTime end = gs_gpu_end_time (gpu);
-  sum->total_ms = ps_ms (end);
+  sum->span_ms = ps_ms (end);
 
   /* Phases follow each other: a phase lasts from the end of the previous
    * one to the end of its last kernel, so the phases add up to the total. */
@@ -76,6 +76,9 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
           sum->phase_ms[p] += ps_ms (end - prev);
           break;
         }
+  for (int p = 0; p < GS_PHASE_COUNT; p++)
+    if (p != GS_PHASE_LOSS)
+      sum->total_ms += sum->phase_ms[p];
 }
 
 /* ------------------------------------------------------------ aggregates */
@@ -215,7 +218,9 @@ write_breakdown (FILE *out, const char *title, GPtrArray *aggs,
     {
       const Agg *a = aggs->pdata[i];
       g_autofree char *t = gs_format_time (a->ms);
-      fprintf (out, "  %-34s %12s %6.1f%% %7u launches\n", a->key, t,
+      char key[61];
+      g_strlcpy (key, a->key, sizeof key);
+      fprintf (out, "  %-60s %12s %6.1f%% %7u launches\n", key, t,
                total > 0 ? 100 * a->ms / total : 0, a->launches);
     }
 }
@@ -228,12 +233,18 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   g_autofree char *total = gs_format_time (sum->total_ms);
   fprintf (out, "\nTotal: %s", total);
   gboolean phases = sum->phase_ms[GS_PHASE_BACKWARD] > 0
+                    || sum->phase_ms[GS_PHASE_LOSS] > 0
                     || sum->phase_ms[GS_PHASE_OPTIMIZER] > 0;
   if (phases)
     {
       g_autofree char *f = gs_format_time (sum->phase_ms[GS_PHASE_FORWARD]);
       g_autofree char *b = gs_format_time (sum->phase_ms[GS_PHASE_BACKWARD]);
       fprintf (out, "  (forward %s, backward %s", f, b);
+      if (sum->phase_ms[GS_PHASE_LOSS] > 0)
+        {
+          g_autofree char *l = gs_format_time (sum->phase_ms[GS_PHASE_LOSS]);
+          fprintf (out, "; loss between them %s, not in the total", l);
+        }
       if (sum->phase_ms[GS_PHASE_OPTIMIZER] > 0)
         {
           g_autofree char *o =
@@ -245,7 +256,7 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   g_autofree char *busy = gs_format_time (sum->gpu_busy_ms);
   fprintf (out, "\n  %u kernel launches, GPU busy %s (%.1f%% of the time)\n",
            prog->launches->len, busy,
-           sum->total_ms > 0 ? 100 * sum->gpu_busy_ms / sum->total_ms : 0);
+           sum->span_ms > 0 ? 100 * sum->gpu_busy_ms / sum->span_ms : 0);
 
   if (prog->launches->len <= 64 || prog->model == NULL)
     {
@@ -403,6 +414,10 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   json_builder_add_double_value (b, sum->phase_ms[GS_PHASE_BACKWARD]);
   json_builder_set_member_name (b, "optimizer_ms");
   json_builder_add_double_value (b, sum->phase_ms[GS_PHASE_OPTIMIZER]);
+  json_builder_set_member_name (b, "loss_ms");
+  json_builder_add_double_value (b, sum->phase_ms[GS_PHASE_LOSS]);
+  json_builder_set_member_name (b, "span_ms");
+  json_builder_add_double_value (b, sum->span_ms);
   json_builder_set_member_name (b, "gpu_busy_ms");
   json_builder_add_double_value (b, sum->gpu_busy_ms);
   json_builder_set_member_name (b, "launches");

@@ -16,8 +16,12 @@ typedef enum {
 int gs_format_parse (const char *s);   /* -1 if unknown */
 
 typedef struct {
+  /* Training is timed as it usually is: the model's forward call, then
+   * loss.backward() (then optimizer.step()); the loss computed between
+   * them is reported apart.  total_ms = forward + backward + optimizer. */
   double total_ms;
-  double phase_ms[GS_PHASE_COUNT];     /* forward + backward + optimizer = total */
+  double span_ms;                      /* first issue to last kernel end */
+  double phase_ms[GS_PHASE_COUNT];
   double gpu_busy_ms;                  /* sum of kernel durations */
   double wall_ms;                      /* time the simulation took */
 } GsSummary;

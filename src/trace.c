@@ -2,7 +2,9 @@
  *
  * Trace Event Format: "X" complete events for blocks and kernels, "C"
  * counters, "M" metadata naming the process and its tracks.  Timestamps are
- * microseconds with picosecond resolution (six decimals).
+ * microseconds with picosecond resolution (six decimals).  A counter that
+ * changes several times at one instant is written once, with its last
+ * value: viewers sort events by time and need not keep the order of ties.
  */
 #include "config.h"
 #include "src/trace.h"
@@ -10,8 +12,21 @@
 #include <string.h>
 
 #define PID 1
+/* Streams first, then each SM's resident slots and warp schedulers. */
 #define TID_STREAM(s) (1 + (s))
-#define TID_SLOT(sm, slot) (100000 + (sm) * 64 + (slot))
+#define TID_SM_BASE (1 << 24)
+#define TID_SLOT(sm, slot) (TID_SM_BASE + (sm) * 128 + (slot))
+#define TID_SCHED(sm, q) (TID_SM_BASE + (sm) * 128 + 64 + (q))
+
+/* Warp level: the SMs whose schedulers get tracks.  One SM shows how
+ * warps share a scheduler; every SM would multiply the file's size by the
+ * SM count for the same picture. */
+#define WARP_TRACK_SMS 1
+
+typedef struct {
+  GsTime t;                /* -1: nothing pending */
+  double v;
+} Sample;
 
 struct GsTrace {
   FILE *out;
@@ -19,7 +34,9 @@ struct GsTrace {
   const GsGpu *gpu;
   gboolean first;
   GHashTable *named;       /* tids already named */
-  GHashTable *gen;         /* (kernel, sm, slot) -> blocks seen */
+  GHashTable *ends;        /* (kernel, sm) -> GArray of block end times */
+  GArray *sm_warps;        /* Sample per SM, not yet written */
+  Sample dram;
 };
 
 static double
@@ -74,6 +91,34 @@ launch (const GsTrace *t, guint kernel)
   return &g_array_index (t->prog->launches, GsLaunch, kernel);
 }
 
+/* The wave of a block on its SM: one more than the full rounds of the
+ * kernel's blocks (blocks per SM of them) that had ended on that SM when
+ * it started.  Blocks are reported in the order they end, so every block
+ * that ended before this one started has been seen. */
+static guint
+block_wave (GsTrace *t, guint kernel, guint sm, GsTime start, GsTime end)
+{
+  gpointer key = GSIZE_TO_POINTER (((gsize) kernel << 20) | sm);
+  GArray *ends = g_hash_table_lookup (t->ends, key);
+  if (ends == NULL)
+    {
+      ends = g_array_new (FALSE, FALSE, sizeof (GsTime));
+      g_hash_table_insert (t->ends, key, ends);
+    }
+  guint lo = 0, hi = ends->len;      /* ends are sorted: count <= start */
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      if (g_array_index (ends, GsTime, mid) <= start)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  g_array_append_val (ends, end);
+  int per_sm = t->gpu ? gs_gpu_result (t->gpu, kernel)->occ.blocks_per_sm : 1;
+  return 1 + lo / (guint) MAX (per_sm, 1);
+}
+
 static void
 on_block (void *ud, guint kernel, uint64_t block, guint sm, guint slot,
           GsTime start, GsTime end)
@@ -84,9 +129,7 @@ on_block (void *ud, guint kernel, uint64_t block, guint sm, guint slot,
   g_snprintf (tname, sizeof tname, "SM %u slot %u", sm, slot);
   name_track (t, tid, tname, tid);
 
-  gpointer key = GSIZE_TO_POINTER (((gsize) kernel << 24) | (sm << 8) | slot);
-  guint wave = GPOINTER_TO_UINT (g_hash_table_lookup (t->gen, key)) + 1;
-  g_hash_table_insert (t->gen, key, GUINT_TO_POINTER (wave));
+  guint wave = block_wave (t, kernel, sm, start, end);
 
   const GsLaunch *l = launch (t, kernel);
   sep (t);
@@ -103,23 +146,76 @@ on_block (void *ud, guint kernel, uint64_t block, guint sm, guint slot,
 }
 
 static void
+write_sm_warps (GsTrace *t, guint sm, const Sample *s)
+{
+  sep (t);
+  fprintf (t->out, "{\"ph\":\"C\",\"name\":\"SM %u resident warps\","
+                   "\"pid\":%d,\"ts\":%.6f,\"args\":{\"warps\":%.0f}}",
+           sm, PID, us (s->t), s->v);
+}
+
+static void
+write_dram (GsTrace *t, const Sample *s)
+{
+  sep (t);
+  fprintf (t->out, "{\"ph\":\"C\",\"name\":\"DRAM bandwidth in use\","
+                   "\"pid\":%d,\"ts\":%.6f,\"args\":{\"GB/s\":%.3f}}",
+           PID, us (s->t), s->v / 1e9);
+}
+
+static void
 on_sm_warps (void *ud, guint sm, GsTime time, int warps)
 {
   GsTrace *t = ud;
-  sep (t);
-  fprintf (t->out, "{\"ph\":\"C\",\"name\":\"SM %u resident warps\","
-                   "\"pid\":%d,\"ts\":%.6f,\"args\":{\"warps\":%d}}",
-           sm, PID, us (time), warps);
+  if (sm >= t->sm_warps->len)
+    {
+      guint old = t->sm_warps->len;
+      g_array_set_size (t->sm_warps, sm + 1);
+      for (guint i = old; i <= sm; i++)
+        g_array_index (t->sm_warps, Sample, i).t = -1;
+    }
+  Sample *p = &g_array_index (t->sm_warps, Sample, sm);
+  if (p->t >= 0 && p->t != time)
+    write_sm_warps (t, sm, p);
+  p->t = time;
+  p->v = warps;
 }
 
 static void
 on_dram (void *ud, GsTime time, double bytes_per_s)
 {
   GsTrace *t = ud;
+  if (t->dram.t >= 0 && t->dram.t != time)
+    write_dram (t, &t->dram);
+  t->dram.t = time;
+  t->dram.v = bytes_per_s;
+}
+
+/* Warp level: a run of back-to-back instructions of one warp on one
+ * scheduler. */
+static void
+on_warp_issue (void *ud, guint kernel, uint64_t block, guint warp, guint sm,
+               guint sched, GsTime start, GsTime end, guint instructions)
+{
+  GsTrace *t = ud;
+  if (sm >= WARP_TRACK_SMS)
+    return;
+  int tid = TID_SCHED (sm, sched);
+  char tname[48];
+  g_snprintf (tname, sizeof tname, "SM %u scheduler %u", sm, sched);
+  name_track (t, tid, tname, tid);
+  const GsLaunch *l = launch (t, kernel);
   sep (t);
-  fprintf (t->out, "{\"ph\":\"C\",\"name\":\"DRAM bandwidth in use\","
-                   "\"pid\":%d,\"ts\":%.6f,\"args\":{\"GB/s\":%.3f}}",
-           PID, us (time), bytes_per_s / 1e9);
+  fputs ("{\"ph\":\"X\",\"cat\":\"warp\",\"name\":", t->out);
+  g_autofree char *name = g_strdup_printf ("%s #%" G_GUINT64_FORMAT " w%u",
+                                           l->k.name ? l->k.name : "kernel",
+                                           block, warp);
+  json_str (t->out, name);
+  fprintf (t->out, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
+                   "\"args\":{\"kernel\":%u,\"block\":%" G_GUINT64_FORMAT
+                   ",\"warp\":%u,\"instructions\":%u}}",
+           PID, tid, us (start), us (end - start), kernel, block, warp,
+           instructions);
 }
 
 static void
@@ -153,6 +249,7 @@ static const GsRecorder recorder = {
   .sm_warps = on_sm_warps,
   .dram = on_dram,
   .kernel = on_kernel,
+  .warp_issue = on_warp_issue,
 };
 
 const GsRecorder *
@@ -169,7 +266,10 @@ gs_trace_new (FILE *out, const GsProgram *prog, const char *gpu_name)
   t->prog = prog;
   t->first = TRUE;
   t->named = g_hash_table_new (NULL, NULL);
-  t->gen = g_hash_table_new (NULL, NULL);
+  t->ends = g_hash_table_new_full (NULL, NULL, NULL,
+                                   (GDestroyNotify) g_array_unref);
+  t->sm_warps = g_array_new (FALSE, FALSE, sizeof (Sample));
+  t->dram.t = -1;
   fputs ("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
   sep (t);
   fprintf (out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,"
@@ -189,6 +289,16 @@ gs_trace_set_gpu (GsTrace *t, const GsGpu *gpu)
 void
 gs_trace_finish (GsTrace *t)
 {
+  for (guint i = 0; i < t->sm_warps->len; i++)
+    {
+      Sample *p = &g_array_index (t->sm_warps, Sample, i);
+      if (p->t >= 0)
+        write_sm_warps (t, i, p);
+      p->t = -1;
+    }
+  if (t->dram.t >= 0)
+    write_dram (t, &t->dram);
+  t->dram.t = -1;
   fputs ("\n]}\n", t->out);
 }
 
@@ -198,6 +308,7 @@ gs_trace_free (GsTrace *t)
   if (t == NULL)
     return;
   g_hash_table_unref (t->named);
-  g_hash_table_unref (t->gen);
+  g_hash_table_unref (t->ends);
+  g_array_unref (t->sm_warps);
   g_free (t);
 }

@@ -3,7 +3,11 @@
  * One process per GPU; a named track per (SM, resident slot) where every
  * block is a slice named by kernel and block index, with its wave; kernel
  * spans on one track per stream; counter tracks for resident warps per SM
- * and DRAM bandwidth in use.  Opens in ui.perfetto.dev and chrome://tracing.
+ * and DRAM bandwidth in use.  At --fidelity warp, a track per warp
+ * scheduler of SM 0 shows which warp issued when: a slice per run of
+ * back-to-back instructions of one warp; gaps are cycles with no warp
+ * ready.
+ * Opens in ui.perfetto.dev and chrome://tracing.
  */
 #ifndef GS_TRACE_H
 #define GS_TRACE_H

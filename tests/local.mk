@@ -24,3 +24,20 @@ tests_test_occupancy_cuda_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-arch tests/test-occupancy tests/test-occupancy-cuda \
 	tests/arch-bad-input.sh tests/arch-cli.sh tests/arch-man.sh
 EXTRA_DIST += tests/arch-bad-input.sh tests/arch-cli.sh tests/arch-man.sh
+
+## Model builders, runtimes, host timeline (workloads/model*.c).
+check_PROGRAMS += tests/test-models
+tests_test_models_LDADD = $(TESTS_LDADD)
+TESTS += tests/test-models
+TESTS += tests/models-cli.sh
+EXTRA_DIST += tests/models-cli.sh
+
+## Traces, explain, sweep, partitions, the warp level, the teaching labs.
+check_PROGRAMS += tests/test-trace tests/test-warp tests/test-partition
+tests_test_trace_SOURCES = tests/test-trace.c src/trace.c src/trace.h
+tests_test_trace_LDADD = $(TESTS_LDADD)
+tests_test_warp_LDADD = $(TESTS_LDADD)
+tests_test_partition_LDADD = $(TESTS_LDADD)
+TESTS += tests/test-trace tests/test-warp tests/test-partition \
+	tests/explain-cli.sh tests/sweep-cli.sh tests/run-labs.sh
+EXTRA_DIST += tests/explain-cli.sh tests/sweep-cli.sh tests/run-labs.sh

@@ -1,35 +1,537 @@
-/* gpusim: GEMM, batched GEMM and attention kernels (placeholder until the
- * kernel-selection model lands). */
+/* gpusim: GEMM, batched GEMM and attention in the kernel library model.
+ *
+ * Lowering a GEMM op: the measured kernel when a hint names one, else the
+ * learned selection rules of calibration.library.gemm.select, else the
+ * heuristic (gemm-select.c); one-row GEMMs go to cuBLAS's gemv.  The
+ * kernel's blocks are described by gemm-kernels.c, fused attention by
+ * gemm-attn.c.
+ *
+ * calibration.library.gemm holds what the fitter learned for one GPU:
+ *
+ *   gemm = {
+ *     overhead_us = { linear = 31.5; bmm = 14.2; attention = 14.2; };
+ *     burst = { speedup = 0.12; tau_us = 900.0; };
+ *     families = {
+ *       simt_128x64_tn = { eff_compute = 0.93; eff_memory = 1.0;
+ *                          block_fixed_ns = 850.0; };
+ *       ...
+ *     };
+ *     select = { fp32_tn = { classes = [...]; nodes = ( ... ); }; ... };
+ *   };
+ *
+ * overhead_us is what a measured op costs beyond the GPU time of its
+ * kernels: the framework's dispatch, cuBLAS's host-side setup (cuBLASLt's
+ * heuristic query for linear layers) and the launch, as seen by a timer
+ * around one call.  Families not listed use the defaults below.
+ */
 #include "config.h"
 #include "workloads/library-private.h"
+#include "workloads/gemm.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 
-struct GsLibGemm { int unused; };
+#include <math.h>
+#include <string.h>
+
+struct GsLibGemm {
+  GsArch *arch;
+  GsGemmParams *params;
+};
+
+/* Before calibration: overheads of an eager PyTorch op measured alone
+ * (typical of the fitted values, see docs/kernel-library.md). */
+static const double default_overhead_us[GS_GEMM_CLASS_COUNT] = {
+  30.0, 15.0, 15.0
+};
+
+static const char *const class_names[GS_GEMM_CLASS_COUNT] = {
+  "linear", "bmm", "attention"
+};
+
+const char *
+gs_gemm_class_name (GsGemmClass c)
+{
+  g_return_val_if_fail (c < GS_GEMM_CLASS_COUNT, "?");
+  return class_names[c];
+}
+
+GsGemmClass
+gs_gemm_class_of (const GsOp *op)
+{
+  if (op->kind == GS_OP_ATTENTION)
+    return GS_GEMM_CLASS_ATTENTION;
+  if (op->name != NULL && strstr (op->name, "bmm") != NULL)
+    return GS_GEMM_CLASS_BMM;
+  return op->batch > 1 ? GS_GEMM_CLASS_BMM : GS_GEMM_CLASS_LINEAR;
+}
+
+/* -------------------------------------------------------------- params */
+
+/* Defaults of a family before calibration: the share of the pipe peak a
+ * well-tuned kernel of its kind reaches on a large problem, and the
+ * prologue (first stage's loads) and epilogue latency of a block. */
+static GsGemmFamily
+family_default (const GsGemmCfg *cfg)
+{
+  GsGemmFamily f = { 0.9, 1.0, 1000.0 };
+  switch (cfg->kind)
+    {
+    case GS_GEMM_SIMT:
+      f.eff_compute = cfg->slices > 1 ? 0.85 : 0.92;
+      break;
+    case GS_GEMM_XMMA_FFMA:
+    case GS_GEMM_CUTLASS_SIMT:
+      f.eff_compute = 0.85;
+      break;
+    case GS_GEMM_TENSOR:
+    case GS_GEMM_WGMMA:
+      f.eff_compute = 0.8;
+      break;
+    case GS_GEMM_FLASH_FWD:
+    case GS_GEMM_FLASH_BWD:
+      f.eff_compute = 0.7;
+      break;
+    case GS_GEMM_MEMEFF_FWD:
+    case GS_GEMM_MEMEFF_BWD:
+      f.eff_compute = 0.55;
+      break;
+    default:
+      f.eff_compute = 1.0;
+      f.block_fixed_ns = 500.0;
+      break;
+    }
+  return f;
+}
+
+GsGemmParams *
+gs_gemm_params_new (void)
+{
+  GsGemmParams *p = g_new0 (GsGemmParams, 1);
+  p->families = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                       g_free);
+  p->trees = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                    (GDestroyNotify) gs_gemm_tree_free);
+  memcpy (p->overhead_us, default_overhead_us, sizeof p->overhead_us);
+  p->burst_speedup = 0;
+  p->burst_tau_us = 1000;
+  return p;
+}
+
+void
+gs_gemm_params_free (GsGemmParams *p)
+{
+  if (p == NULL)
+    return;
+  g_hash_table_unref (p->families);
+  g_hash_table_unref (p->trees);
+  g_free (p);
+}
+
+GsGemmParams *
+gs_gemm_params_copy (const GsGemmParams *p)
+{
+  GsGemmParams *c = gs_gemm_params_new ();
+  memcpy (c->overhead_us, p->overhead_us, sizeof c->overhead_us);
+  c->burst_speedup = p->burst_speedup;
+  c->burst_tau_us = p->burst_tau_us;
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, p->families);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    g_hash_table_insert (c->families, g_strdup (k),
+                         g_memdup2 (v, sizeof (GsGemmFamily)));
+  g_hash_table_iter_init (&it, p->trees);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    g_hash_table_insert (c->trees, g_strdup (k), gs_gemm_tree_copy (v));
+  return c;
+}
+
+static const char *const layout_names[] = { "nn", "nt", "tn", "tt" };
+
+char *
+gs_gemm_params_key (const GsGemmCfg *cfg, GsLayout layout)
+{
+  return g_strdup_printf ("%s_%s_%s", gs_gemm_kind_prefix (cfg->kind),
+                          cfg->tag, layout_names[layout]);
+}
+
+GsGemmFamily
+gs_gemm_params_family (const GsGemmParams *p, const GsGemmCfg *cfg,
+                       GsLayout layout)
+{
+  char key[96];
+  const GsGemmFamily *f = NULL;
+  if (p != NULL)
+    {
+      g_snprintf (key, sizeof key, "%s_%s_%s",
+                  gs_gemm_kind_prefix (cfg->kind), cfg->tag,
+                  layout_names[layout]);
+      f = g_hash_table_lookup (p->families, key);
+      if (f == NULL)
+        {
+          g_snprintf (key, sizeof key, "%s_%s",
+                      gs_gemm_kind_prefix (cfg->kind), cfg->tag);
+          f = g_hash_table_lookup (p->families, key);
+        }
+    }
+  return f ? *f : family_default (cfg);
+}
+
+double
+gs_gemm_latency_us (const GsGemmParams *p, GsGemmClass c, double gpu_us)
+{
+  double tau = p->burst_tau_us > 0 ? p->burst_tau_us : 1;
+  double speed = 1 + p->burst_speedup * tau / (tau + gpu_us);
+  return p->overhead_us[c] + gpu_us / speed;
+}
+
+void
+gs_gemm_params_set_family (GsGemmParams *p, const char *key,
+                           const GsGemmFamily *f)
+{
+  g_hash_table_insert (p->families, g_strdup (key),
+                       g_memdup2 (f, sizeof *f));
+}
+
+static gboolean
+bad (const config_setting_t *s, GError **error, const char *fmt, ...)
+  G_GNUC_PRINTF (3, 4);
+
+static gboolean
+bad (const config_setting_t *s, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_autofree char *w = gs_cfg_where (s);
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", w, msg);
+  return FALSE;
+}
+
+/* A number setting, in [lo, hi]. */
+static gboolean
+get_number (const config_setting_t *s, double lo, double hi, double *out,
+            GError **error)
+{
+  int ty = config_setting_type (s);
+  if (ty != CONFIG_TYPE_FLOAT && ty != CONFIG_TYPE_INT
+      && ty != CONFIG_TYPE_INT64)
+    return bad (s, error, "%s: expected a number", config_setting_name (s));
+  double v = ty == CONFIG_TYPE_FLOAT ? config_setting_get_float (s)
+             : (double) config_setting_get_int64 (s);
+  if (!(v >= lo && v <= hi))
+    return bad (s, error, "%s = %g is out of range [%g, %g]",
+                config_setting_name (s), v, lo, hi);
+  *out = v;
+  return TRUE;
+}
+
+static gboolean
+load_overheads (GsGemmParams *p, const config_setting_t *g, GError **error)
+{
+  for (int i = 0; i < config_setting_length (g); i++)
+    {
+      config_setting_t *e = config_setting_get_elem (g, i);
+      int c;
+      for (c = 0; c < GS_GEMM_CLASS_COUNT; c++)
+        if (strcmp (config_setting_name (e), class_names[c]) == 0)
+          break;
+      if (c == GS_GEMM_CLASS_COUNT)
+        return bad (e, error, "overhead_us: unknown op class '%s' (expected "
+                    "linear, bmm or attention)", config_setting_name (e));
+      if (!get_number (e, 0, 1e6, &p->overhead_us[c], error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+load_burst (GsGemmParams *p, const config_setting_t *g, GError **error)
+{
+  for (int i = 0; i < config_setting_length (g); i++)
+    {
+      config_setting_t *e = config_setting_get_elem (g, i);
+      const char *n = config_setting_name (e);
+      gboolean ok;
+      if (strcmp (n, "speedup") == 0)
+        ok = get_number (e, 0, 10, &p->burst_speedup, error);
+      else if (strcmp (n, "tau_us") == 0)
+        ok = get_number (e, 1e-3, 1e9, &p->burst_tau_us, error);
+      else
+        return bad (e, error, "burst: unknown key '%s' (expected speedup or "
+                    "tau_us)", n);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+load_families (GsGemmParams *p, const config_setting_t *g, GError **error)
+{
+  for (int i = 0; i < config_setting_length (g); i++)
+    {
+      config_setting_t *e = config_setting_get_elem (g, i);
+      if (config_setting_type (e) != CONFIG_TYPE_GROUP)
+        return bad (e, error, "families.%s: expected a group { eff_compute "
+                    "= ...; block_fixed_ns = ...; }", config_setting_name (e));
+      GsGemmFamily f = { 0.9, 1.0, 0 };
+      for (int j = 0; j < config_setting_length (e); j++)
+        {
+          config_setting_t *v = config_setting_get_elem (e, j);
+          const char *n = config_setting_name (v);
+          gboolean ok;
+          if (strcmp (n, "eff_compute") == 0)
+            ok = get_number (v, 1e-3, 1, &f.eff_compute, error);
+          else if (strcmp (n, "eff_memory") == 0)
+            ok = get_number (v, 1e-3, 1, &f.eff_memory, error);
+          else if (strcmp (n, "block_fixed_ns") == 0)
+            ok = get_number (v, 0, 1e9, &f.block_fixed_ns, error);
+          else
+            return bad (v, error, "unknown key '%s' (expected eff_compute, "
+                        "eff_memory or block_fixed_ns)", n);
+          if (!ok)
+            return FALSE;
+        }
+      gs_gemm_params_set_family (p, config_setting_name (e), &f);
+    }
+  return TRUE;
+}
+
+static gboolean
+load_trees (GsGemmParams *p, const config_setting_t *g, GError **error)
+{
+  for (int i = 0; i < config_setting_length (g); i++)
+    {
+      config_setting_t *e = config_setting_get_elem (g, i);
+      if (config_setting_type (e) != CONFIG_TYPE_GROUP)
+        return bad (e, error, "select.%s: expected a group { classes = ...; "
+                    "nodes = ...; }", config_setting_name (e));
+      GsGemmTree *t = gs_gemm_tree_parse (e, error);
+      if (t == NULL)
+        return FALSE;
+      g_hash_table_insert (p->trees, g_strdup (config_setting_name (e)), t);
+    }
+  return TRUE;
+}
+
+gboolean
+gs_gemm_params_load (GsGemmParams *p, const GsArch *arch, GError **error)
+{
+  if (arch->chain == NULL)
+    return TRUE;
+  config_setting_t *g = gs_cfg_chain_lookup (arch->chain,
+                                             "calibration.library.gemm");
+  if (g == NULL)
+    return TRUE;
+  if (config_setting_type (g) != CONFIG_TYPE_GROUP)
+    return bad (g, error, "calibration.library.gemm: expected a group");
+  for (int i = 0; i < config_setting_length (g); i++)
+    {
+      config_setting_t *e = config_setting_get_elem (g, i);
+      const char *n = config_setting_name (e);
+      gboolean group = config_setting_type (e) == CONFIG_TYPE_GROUP;
+      gboolean ok;
+      if (group && strcmp (n, "overhead_us") == 0)
+        ok = load_overheads (p, e, error);
+      else if (group && strcmp (n, "families") == 0)
+        ok = load_families (p, e, error);
+      else if (group && strcmp (n, "select") == 0)
+        ok = load_trees (p, e, error);
+      else if (group && strcmp (n, "burst") == 0)
+        ok = load_burst (p, e, error);
+      else
+        return bad (e, error, "calibration.library.gemm: unknown key '%s' "
+                    "(expected the groups overhead_us, burst, families, "
+                    "select)", n);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gint
+cmp_str (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* Keys of a hash table in sorted order (deterministic output). */
+static GPtrArray *
+sorted_keys (GHashTable *h)
+{
+  GPtrArray *keys = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init (&it, h);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    g_ptr_array_add (keys, k);
+  g_ptr_array_sort (keys, cmp_str);
+  return keys;
+}
+
+void
+gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent)
+{
+  int in = indent + 2;
+  g_string_append_printf (out, "%*sgemm = {\n", indent, "");
+  g_string_append_printf (out, "%*s# op measured alone minus the GPU time "
+                          "of its kernels, us\n%*soverhead_us = {", in, "",
+                          in, "");
+  for (int c = 0; c < GS_GEMM_CLASS_COUNT; c++)
+    g_string_append_printf (out, " %s = %.2f;", class_names[c],
+                            p->overhead_us[c]);
+  g_string_append (out, " };\n");
+  g_string_append_printf (out, "%*s# ops alone run faster than sustained: "
+                          "t / (1 + speedup x tau / (tau + t))\n%*sburst = { "
+                          "speedup = %.4f; tau_us = %.1f; };\n", in, "", in,
+                          "", p->burst_speedup, p->burst_tau_us);
+  g_string_append_printf (out, "%*s# per kernel: share of the pipe and of "
+                          "the memory peak, block prologue + epilogue\n"
+                          "%*sfamilies = {\n", in, "", in, "");
+  g_autoptr (GPtrArray) fk = sorted_keys (p->families);
+  for (guint i = 0; i < fk->len; i++)
+    {
+      const GsGemmFamily *f = g_hash_table_lookup (p->families, fk->pdata[i]);
+      g_string_append_printf (out, "%*s%s = { eff_compute = %.4f; "
+                              "eff_memory = %.4f; block_fixed_ns = %.1f; };\n",
+                              in + 2, "", (const char *) fk->pdata[i],
+                              f->eff_compute, f->eff_memory,
+                              f->block_fixed_ns);
+    }
+  g_string_append_printf (out, "%*s};\n", in, "");
+  g_string_append_printf (out, "%*s# learned kernel choice per dtype_layout; "
+                          "features: ", in, "");
+  for (int i = 0; i < GS_GEMM_N_FEATURES; i++)
+    g_string_append_printf (out, "%s%d %s", i ? ", " : "", i,
+                            gs_gemm_feature_name (i));
+  g_string_append_printf (out, "\n%*sselect = {\n", in, "");
+  g_autoptr (GPtrArray) tk = sorted_keys (p->trees);
+  for (guint i = 0; i < tk->len; i++)
+    {
+      g_string_append_printf (out, "%*s%s = {\n", in + 2, "",
+                              (const char *) tk->pdata[i]);
+      gs_gemm_tree_format (g_hash_table_lookup (p->trees, tk->pdata[i]), out,
+                           in + 4);
+      g_string_append_printf (out, "%*s};\n", in + 2, "");
+    }
+  g_string_append_printf (out, "%*s};\n%*s};\n", in, "", indent, "");
+}
+
+/* ------------------------------------------------------------ library */
 
 GsLibGemm *
 gs_lib_gemm_new (const GsArch *arch, GError **error)
 {
-  return g_new0 (GsLibGemm, 1);
+  GsLibGemm *lib = g_new0 (GsLibGemm, 1);
+  lib->arch = gs_arch_copy (arch);
+  lib->params = gs_gemm_params_new ();
+  if (!gs_gemm_params_load (lib->params, arch, error))
+    {
+      gs_lib_gemm_free (lib);
+      return NULL;
+    }
+  return lib;
 }
 
 void
 gs_lib_gemm_free (GsLibGemm *lib)
 {
+  if (lib == NULL)
+    return;
+  gs_gemm_params_free (lib->params);
+  gs_arch_free (lib->arch);
   g_free (lib);
+}
+
+void
+gs_gemm_shape_from_op (const GsOp *op, GsGemmShape *s)
+{
+  s->rows = op->m;
+  s->cols = op->n;
+  s->depth = op->k;
+  s->batch = MAX (1, op->batch);
+  s->dtype = op->dtype;
+  s->layout = op->layout;
+  s->bias = op->bias;
+}
+
+gboolean
+gs_gemm_lower (const GsArch *arch, const GsGemmParams *p,
+               const GsGemmShape *s, const GsKernelHint *hint,
+               GArray *kernels, GError **error)
+{
+  if (s->rows <= 0 || s->cols <= 0 || s->depth <= 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "GEMM sizes must be positive (m = %" G_GINT64_FORMAT
+                   ", n = %" G_GINT64_FORMAT ", k = %" G_GINT64_FORMAT ")",
+                   s->rows, s->cols, s->depth);
+      return FALSE;
+    }
+  guint n;
+  if (gs_gemm_catalogue (gs_gemm_gen (arch), s->dtype, &n) == NULL)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s has no %s GEMM kernels (tensor cores of compute "
+                   "capability %d)", arch->name, gs_dtype_name (s->dtype),
+                   arch->compute_capability);
+      return FALSE;
+    }
+  GsGemmChoice c;
+  if (gs_gemm_select_hint (arch, s, hint, &c))
+    gs_gemm_build (arch, p, s, &c, kernels);
+  else if (s->rows == 1 && s->batch == 1 && s->dtype == GS_DTYPE_FP32)
+    gs_gemm_build_gemv (arch, p, s, kernels);
+  else if (gs_gemm_select (arch, p, s, &c))
+    gs_gemm_build (arch, p, s, &c, kernels);
+  else
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "no %s GEMM kernel fits on %s", gs_dtype_name (s->dtype),
+                   arch->name);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+lower_gemm (const GsLibGemm *lib, const GsOp *op, const GsKernelHint *hint,
+            GArray *kernels, GError **error)
+{
+  GsGemmShape s;
+  gs_gemm_shape_from_op (op, &s);
+  if (!gs_gemm_lower (lib->arch, lib->params, &s, hint, kernels, error))
+    {
+      g_prefix_error (error, "%s: ", op->name ? op->name : "gemm");
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean
 gs_lib_gemm_lower (const GsLibGemm *lib, const GsOp *op, GsRuntime runtime,
                    const GsKernelHint *hint, GArray *kernels, GError **error)
 {
-  g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-               "%s: GEMM kernels are not modelled yet", op->name);
-  return FALSE;
+  guint first = kernels->len;
+  gboolean ok = op->kind == GS_OP_ATTENTION
+    ? gs_gemm_build_attention (lib->arch, lib->params, op, kernels, error)
+    : lower_gemm (lib, op, hint, kernels, error);
+  for (guint i = first; ok && i < kernels->len; i++)
+    {
+      GsKernel *k = &g_array_index (kernels, GsKernel, i);
+      if (op->tag != NULL && k->tag == NULL)
+        k->tag = g_strdup (op->tag);
+    }
+  (void) runtime;
+  return ok;
 }
 
 GsTime
 gs_lib_gemm_op_latency (const GsLibGemm *lib, const GsOp *op, GsTime gpu_time)
 {
-  return gpu_time;
+  GsGemmClass c = gs_gemm_class_of (op);
+  double us = gs_gemm_latency_us (lib->params, c, gpu_time / 1e6);
+  return (GsTime) llround (us * 1e6);
 }

@@ -1,13 +1,515 @@
-/* gpusim: model builders (placeholder until the builders land). */
+/* gpusim: whole Transformers from Hugging Face configs (see model.h).
+ *
+ * The request (mode, dtype, attention, optimizer, generation) is checked
+ * and resolved here, a builder (model-decoder.c, model-encoder.c) records
+ * the forward, model-backward.c differentiates it, a runtime
+ * (runtime-host.c eager, runtime-compiled.c) turns the record into ops with
+ * host costs, and the kernel library lowers them.
+ */
 #include "config.h"
 #include "workloads/model.h"
+#include "workloads/hf-config.h"
+#include "workloads/model-build.h"
+#include "workloads/runtime.h"
+#include "sim/arch.h"
 #include "sim/error.h"
+
+#include <string.h>
+
+/* Defaults for what neither the workload nor the command line says. */
+#define DEFAULT_BATCH 1
+#define DEFAULT_SEQ 512
+
+typedef enum { OPTIM_NONE, OPTIM_ADAM, OPTIM_ADAM_FUSED } Optim;
+
+typedef struct {
+  const char *mode;        /* "inference", "training", "decode" */
+  gboolean training;
+  gboolean decode;         /* decode steps only (cache already filled) */
+  GsRuntime runtime;
+  GsDtype dtype;
+  GsAttnImpl attn;
+  Optim optim;
+  int batch, seq, gen;
+} Request;
+
+/* --------------------------------------------------------------- checks */
+
+static gboolean
+usage_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+static gboolean
+usage_error (GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error_literal (error, GS_ERROR, GS_ERROR_USAGE, msg);
+  return FALSE;
+}
+
+static gboolean
+parse_mode (const GsWorkloadOptions *opt, Request *r, GError **error)
+{
+  r->mode = opt->mode ? opt->mode : "inference";
+  if (strcmp (r->mode, "training") == 0)
+    r->training = TRUE;
+  else if (strcmp (r->mode, "decode") == 0)
+    r->decode = TRUE;
+  else if (strcmp (r->mode, "inference") != 0)
+    return usage_error (error, "mode \"%s\": use inference, training or "
+                        "decode", r->mode);
+  r->gen = opt->gen_tokens;
+  if (r->gen < 0)
+    return usage_error (error, "gen_tokens %d: must be >= 0", r->gen);
+  if (r->training && r->gen > 0)
+    return usage_error (error, "gen_tokens applies to inference and decode, "
+                        "not training");
+  if (r->decode && r->gen == 0)
+    r->gen = 1;
+  return TRUE;
+}
+
+static gboolean
+parse_attention (const GsWorkloadOptions *opt, Request *r, GError **error)
+{
+  const char *a = opt->attention;
+  if (a == NULL || strcmp (a, "eager") == 0)
+    r->attn = GS_ATTN_EAGER;
+  else if (strcmp (a, "flash2") == 0 || strcmp (a, "flash") == 0
+           || strcmp (a, "flash_attention_2") == 0)
+    r->attn = GS_ATTN_FLASH2;
+  else if (strcmp (a, "mem_eff") == 0 || strcmp (a, "sdpa") == 0)
+    r->attn = GS_ATTN_MEM_EFF;
+  else
+    return usage_error (error, "attention \"%s\": use eager, flash2 or "
+                        "mem_eff", a);
+  return TRUE;
+}
+
+static gboolean
+parse_optimizer (const GsWorkloadOptions *opt, Request *r, GError **error)
+{
+  const char *o = opt->optimizer;
+  if (o == NULL || strcmp (o, "none") == 0)
+    r->optim = OPTIM_NONE;
+  else if (strcmp (o, "adam") == 0 || strcmp (o, "adamw") == 0)
+    r->optim = OPTIM_ADAM;
+  else if (strcmp (o, "adam_fused") == 0 || strcmp (o, "fused_adam") == 0)
+    r->optim = OPTIM_ADAM_FUSED;
+  else
+    return usage_error (error, "optimizer \"%s\": use none, adam or "
+                        "adam_fused", o);
+  if (r->optim != OPTIM_NONE && !r->training)
+    return usage_error (error, "optimizer \"%s\" needs mode training", o);
+  return TRUE;
+}
+
+/* What this arch can run: fp8 needs FP8 tensor cores; FlashAttention-2
+ * needs sm80+ and half precision. */
+static gboolean
+check_arch (const GsArch *arch, const Request *r, GError **error)
+{
+  if (r->dtype == GS_DTYPE_FP8 && arch
+      && arch->tensor_flops_per_clk[GS_DTYPE_FP8] <= 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "dtype fp8: %s has no FP8 tensor cores (Hopper and Ada "
+                   "have them); use bf16 or fp16", arch->name);
+      return FALSE;
+    }
+  if (r->attn == GS_ATTN_FLASH2)
+    {
+      gboolean half = r->dtype == GS_DTYPE_FP16 || r->dtype == GS_DTYPE_BF16
+                      || r->dtype == GS_DTYPE_FP8;
+      if (!half)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                       "attention flash2: FlashAttention-2 runs in fp16 or "
+                       "bf16 only; use --dtype fp16/bf16 or attention "
+                       "mem_eff");
+          return FALSE;
+        }
+      if (arch && arch->compute_capability < 80)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                       "attention flash2: FlashAttention-2 needs compute "
+                       "capability 8.0 or newer; %s is %d.%d (use mem_eff)",
+                       arch->name, arch->compute_capability / 10,
+                       arch->compute_capability % 10);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
+         const GsArch *arch, Request *r, GError **error)
+{
+  memset (r, 0, sizeof *r);
+  if (!parse_mode (opt, r, error) || !parse_attention (opt, r, error)
+      || !parse_optimizer (opt, r, error))
+    return FALSE;
+  r->runtime = opt->runtime >= 0 ? (GsRuntime) opt->runtime
+                                 : GS_RUNTIME_EAGER;
+  r->dtype = opt->dtype >= 0 ? (GsDtype) opt->dtype : GS_DTYPE_FP32;
+  if (r->dtype == GS_DTYPE_INT8 || r->dtype == GS_DTYPE_FP64)
+    return usage_error (error, "dtype %s: models run in fp32, tf32, fp16, "
+                        "bf16 or fp8", gs_dtype_name (r->dtype));
+  r->batch = opt->batch > 0 ? opt->batch : DEFAULT_BATCH;
+  r->seq = opt->seq > 0 ? opt->seq : DEFAULT_SEQ;
+  if (opt->seq <= 0 && cfg->max_pos > 0)
+    r->seq = MIN (r->seq, cfg->max_pos);
+  if (cfg->family == GS_HF_BERT && (r->gen > 0 || r->decode))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: BERT is an encoder; decoding needs a causal or "
+                   "encoder-decoder model", cfg->file);
+      return FALSE;
+    }
+  /* Learned position tables cannot index past their size. */
+  int need = r->seq + r->gen;
+  gboolean learned = cfg->family == GS_HF_GPT2 || cfg->family == GS_HF_BERT
+                     || cfg->family == GS_HF_OPT
+                     || cfg->family == GS_HF_GPT_NEO;
+  if (learned && need > cfg->max_pos)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: %d tokens exceed the model's %d learned positions; "
+                   "use --seq %d or less", cfg->file, need, cfg->max_pos,
+                   cfg->max_pos - r->gen);
+      return FALSE;
+    }
+  return check_arch (arch, r, error);
+}
+
+/* ------------------------------------------------------------- building */
+
+static GsMbOut
+build_forward (GsMb *b)
+{
+  gs_mg_host (b->g, GS_HOST_GRAPH, 1);     /* model(...) */
+  switch (b->cfg->family)
+    {
+    case GS_HF_GPT2: return gs_mb_gpt2 (b);
+    case GS_HF_GPT_NEO: return gs_mb_gpt_neo (b);
+    case GS_HF_OPT: return gs_mb_opt (b);
+    case GS_HF_LLAMA:
+    case GS_HF_MIXTRAL: return gs_mb_llama (b);
+    case GS_HF_BERT: return gs_mb_bert (b);
+    case GS_HF_SWITCH:
+    case GS_HF_T5: return gs_mb_t5 (b);
+    case GS_HF_FAMILY_COUNT: break;
+    }
+  g_assert_not_reached ();
+}
+
+/* cross_entropy(logits.view(-1, V), labels.view(-1)): log_softmax then
+ * nll_loss (mean). */
+static int
+build_loss (GsMg *g, GsMbOut out)
+{
+  gs_mg_scope (g, "loss", -1);
+  g->phase = GS_PHASE_LOSS;
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  int lp = gs_mg_log_softmax (g, out.logits, out.rows, out.cols);
+  gs_mg_next_call (g);
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_REDUCE;
+  op.name = (char *) "nll_loss_forward";
+  op.dtype = g->opt.dtype;
+  op.rows = 1;
+  op.cols = out.rows;
+  op.reduce_dim = 1;
+  op.n_in = 0;
+  op.n_small_in = 1;
+  int in[1] = { lp };
+  int loss = gs_mg_add (g, &op, GS_BW_NLL, GS_HOST_OP, in, 1, 1, 1);
+  op.name = NULL;
+  gs_mg_val (g, loss)->keep = TRUE;
+  return loss;
+}
+
+/* torch.optim.Adam step: the default foreach implementation runs one
+ * multi-tensor kernel family per _foreach_ op; fused=True one kernel. */
+static void
+build_optimizer (GsMg *g, Optim optim)
+{
+  int64_t params = 0, tensors = 0;
+  for (guint v = 0; v < g->values->len; v++)
+    {
+      const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
+      if (val->param && val->grad)
+        {
+          params += val->elems;
+          tensors++;
+        }
+    }
+  if (tensors == 0)
+    return;
+  static const struct { const char *name; int in, out; } foreach_ops[] = {
+    { "_foreach_lerp_", 2, 1 }, { "_foreach_mul_", 1, 1 },
+    { "_foreach_addcmul_", 2, 1 }, { "_foreach_sqrt", 1, 1 },
+    { "_foreach_div_", 1, 1 }, { "_foreach_add_", 1, 1 },
+    { "_foreach_addcdiv_", 3, 1 },
+  };
+  static const struct { const char *name; int in, out; } fused_op[] = {
+    { "_fused_adam_", 4, 3 },
+  };
+  gboolean fused = optim == OPTIM_ADAM_FUSED;
+  guint n = fused ? 1 : G_N_ELEMENTS (foreach_ops);
+  g->phase = GS_PHASE_OPTIMIZER;
+  gs_mg_scope (g, "optimizer", -1);
+  gs_mg_host (g, GS_HOST_PY, 40);
+  for (guint i = 0; i < n; i++)
+    {
+      gs_mg_next_call (g);
+      GsOp op;
+      gs_op_init (&op);
+      op.kind = GS_OP_OPTIMIZER;
+      op.name = (char *) (fused ? fused_op[i].name : foreach_ops[i].name);
+      op.dtype = g->opt.dtype == GS_DTYPE_FP8 ? GS_DTYPE_BF16 : g->opt.dtype;
+      op.params = params;
+      op.rows = tensors;                 /* parameter tensors */
+      op.cols = (params + tensors - 1) / tensors;
+      op.n_in = fused ? fused_op[i].in : foreach_ops[i].in;
+      op.n_out = fused ? fused_op[i].out : foreach_ops[i].out;
+      op.alu_per_elem = fused ? 12 : 2;
+      op.sfu_per_elem = fused ? 1 : 0;
+      gs_mg_add (g, &op, GS_BW_NONE, GS_HOST_OP, NULL, 0, 0, 1);
+      op.name = NULL;
+    }
+}
+
+static void
+build_request (GsMg *g, const GsHfConfig *cfg, const Request *r)
+{
+  gboolean encdec = cfg->family == GS_HF_T5 || cfg->family == GS_HF_SWITCH;
+  GsMb b = { g, cfg, r->batch, r->seq, 0, r->seq, r->gen > 0, FALSE };
+  if (!r->decode)
+    {
+      if (encdec && r->gen > 0)
+        b.seq = 1;              /* generate: decoder starts from one token */
+      GsMbOut out = build_forward (&b);
+      if (r->training)
+        {
+          int loss = build_loss (g, out);
+          gs_mg_backward (g, loss);
+          if (r->optim != OPTIM_NONE)
+            build_optimizer (g, r->optim);
+          return;
+        }
+      if (r->gen > 0)
+        gs_mb_generate_glue (&b, cfg->vocab);
+    }
+  /* Decode steps: one new token each over a growing KV cache. */
+  int64_t start = r->decode ? r->seq : (encdec ? 1 : r->seq);
+  int steps = r->decode ? r->gen : r->gen - 1;
+  for (int t = 0; t < steps; t++)
+    {
+      GsMb s = { g, cfg, r->batch, 1, start + t, r->seq, TRUE, encdec };
+      build_forward (&s);
+      gs_mb_generate_glue (&s, cfg->vocab);
+    }
+}
+
+static int
+total_layers (const GsHfConfig *cfg)
+{
+  return cfg->layers + cfg->dec_layers;
+}
+
+GsModelPlan *
+gs_model_plan (const char *config, const GsWorkloadOptions *opt,
+               const GsArch *arch, GError **error)
+{
+  g_autoptr (GsHfConfig) cfg = gs_hf_config_load (config, error);
+  if (cfg == NULL)
+    return NULL;
+  Request r;
+  if (!resolve (opt, cfg, arch, &r, error))
+    return NULL;
+
+  GsMgOptions mo = { 0 };
+  mo.dtype = r.dtype == GS_DTYPE_TF32 ? GS_DTYPE_FP32
+             : r.dtype == GS_DTYPE_FP8 ? GS_DTYPE_BF16 : r.dtype;
+  mo.gemm_dtype = r.dtype;
+  mo.training = r.training;
+  mo.attn = r.attn;
+  mo.accumulate_grads = r.training && r.optim == OPTIM_NONE;
+  mo.balanced_routing = TRUE;
+  g_autoptr (GsMg) g = gs_mg_new (&mo);
+  build_request (g, cfg, &r);
+
+  GsModelPlan *plan = g_new0 (GsModelPlan, 1);
+  plan->config = g_strdup (config);
+  plan->model = g_strdup (cfg->model_type);
+  plan->mode = g_strdup (r.mode);
+  plan->runtime = r.runtime;
+  plan->dtype = r.dtype;
+  plan->attn = r.attn;
+  plan->batch = r.batch;
+  plan->seq = r.seq;
+  plan->gen_tokens = r.gen;
+  plan->layers = total_layers (cfg);
+  GsRtPlan rp;
+  gs_rt_plan_init (&rp);
+  if (r.runtime == GS_RUNTIME_COMPILED)
+    gs_rt_compiled (g, &rp);
+  else
+    gs_rt_eager (g, &rp);
+  plan->ops = g_steal_pointer (&rp.ops);
+  plan->host_ns = g_steal_pointer (&rp.host_ns);
+  plan->call = g_steal_pointer (&rp.call);
+  double ns = 0;
+  for (guint i = 0; i < plan->host_ns->len; i++)
+    ns += g_array_index (plan->host_ns, double, i);
+  plan->host_us = ns / 1000.0;
+  return plan;
+}
+
+void
+gs_model_plan_free (GsModelPlan *p)
+{
+  if (p == NULL)
+    return;
+  g_free (p->config);
+  g_free (p->model);
+  g_free (p->mode);
+  if (p->ops)
+    g_array_unref (p->ops);
+  if (p->host_ns)
+    g_array_unref (p->host_ns);
+  if (p->call)
+    g_array_unref (p->call);
+  g_free (p);
+}
+
+/* ------------------------------------------------------------- lowering */
+
+static void
+kernel_clear (gpointer k)
+{
+  gs_kernel_clear (k);
+}
+
+static GArray *
+kernel_list_new (void)
+{
+  GArray *a = g_array_new (FALSE, TRUE, sizeof (GsKernel));
+  g_array_set_clear_func (a, kernel_clear);
+  return a;
+}
+
+/* What the library sees of an op (everything but where it sits in the
+ * model: tag and layer), as a key for lowering identical ops once. */
+static char *
+op_key (const GsOp *o)
+{
+  return g_strdup_printf ("%d|%s|%d|%d|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
+                          "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
+                          "|%d|%d|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
+                          "|%d|%d|%d|%a|%a|%d|%d|%" G_GINT64_FORMAT
+                          "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
+                          "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
+                          "|%d|%d|%" G_GINT64_FORMAT "|%s",
+                          o->kind, o->name, o->dtype, o->phase, o->batch,
+                          o->m, o->n, o->k, o->layout, o->bias, o->rows,
+                          o->cols, o->n_in, o->n_out, o->n_small_in,
+                          o->alu_per_elem, o->sfu_per_elem, o->scalar_operand,
+                          o->reduce_dim, o->heads, o->kv_heads, o->seq_q,
+                          o->seq_k, o->head_dim, o->causal, o->attn,
+                          o->params, o->fused ? o->fused : "");
+}
+
+/* The kernels OP launches, lowered once per distinct op (repeated layers
+ * share them). */
+static const GArray *
+lower_cached (const GsLibrary *lib, GHashTable *cache, const GsOp *op,
+              GsRuntime runtime, GError **error)
+{
+  char *key = op_key (op);
+  GArray *ks = g_hash_table_lookup (cache, key);
+  if (ks != NULL)
+    {
+      g_free (key);
+      return ks;
+    }
+  ks = kernel_list_new ();
+  if (!gs_library_lower (lib, op, runtime, NULL, ks, error))
+    {
+      g_array_unref (ks);
+      g_free (key);
+      return NULL;
+    }
+  g_hash_table_insert (cache, key, ks);
+  return ks;
+}
+
+GsProgram *
+gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
+                     GError **error)
+{
+  g_autoptr (GsLibrary) lib = gs_library_new (arch, error);
+  if (lib == NULL)
+    return NULL;
+  g_autofree char *base = g_path_get_basename (plan->config);
+  g_autoptr (GsProgram) prog = gs_program_new (base, plan->config);
+  prog->model = g_strdup (plan->model);
+  prog->mode = g_strdup (plan->mode);
+  prog->runtime = plan->runtime;
+  prog->dtype = plan->dtype;
+  prog->batch = plan->batch;
+  prog->seq = plan->seq;
+  prog->layers = plan->layers;
+  g_autoptr (GHashTable) cache
+    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                             (GDestroyNotify) g_array_unref);
+  double t_ns = 0;
+  double launch_ns = gs_rt_launch_ns (plan->runtime);
+  for (guint i = 0; i < plan->ops->len; i++)
+    {
+      const GsOp *op = &g_array_index (plan->ops, GsOp, i);
+      GsOp copy;
+      gs_op_copy (&copy, op);
+      g_array_append_val (prog->ops, copy);
+      const GArray *ks = lower_cached (lib, cache, op, plan->runtime, error);
+      if (ks == NULL)
+        {
+          g_prefix_error (error, "%s: ", plan->config);
+          return NULL;
+        }
+      t_ns += g_array_index (plan->host_ns, double, i);
+      for (guint j = 0; j < ks->len; j++)
+        {
+          GsKernel k;
+          gs_kernel_copy (&k, &g_array_index (ks, GsKernel, j));
+          if (j > 0)
+            t_ns += launch_ns;
+          k.stream = 0;
+          k.issue_ps = (int64_t) (t_ns * 1000.0);
+          if (op->tag != NULL)
+            {
+              g_free (k.tag);
+              k.tag = g_strdup (op->tag);
+            }
+          gs_program_add (prog, &k, op->phase, op->layer, i);
+          gs_kernel_clear (&k);
+        }
+    }
+  prog->host_us = t_ns / 1000.0;
+  return g_steal_pointer (&prog);
+}
 
 GsProgram *
 gs_model_load (const char *config, const GsWorkloadOptions *opt,
                const GsArch *arch, GError **error)
 {
-  g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-               "%s: model configs are not supported yet", config);
-  return NULL;
+  g_autoptr (GsModelPlan) plan = gs_model_plan (config, opt, arch, error);
+  if (plan == NULL)
+    return NULL;
+  return gs_model_plan_lower (plan, arch, error);
 }

@@ -5,6 +5,10 @@
  * with a KV cache, training forward + loss + backward, optional optimizer),
  * applies the runtime (eager, or compiled fusion), lowers every op through
  * the kernel library model and sets host issue times.
+ *
+ * The same work in two steps: gs_model_plan builds the op list with each
+ * op's host cost (no kernel library needed), gs_model_plan_lower turns it
+ * into a program.  docs/models.md describes what each builder emits.
  */
 #ifndef GS_MODEL_H
 #define GS_MODEL_H
@@ -12,10 +16,41 @@
 #include <glib.h>
 #include "workloads/workload.h"
 
-/* CONFIG is the config.json path.  BASE_OPT are the workload's settings
- * (file values already merged with the command line).  WHERE names the
- * file:line to blame for model-level errors (may be NULL). */
+/* CONFIG is the config.json path.  OPT are the workload's settings (file
+ * values already merged with the command line).  Errors: GS_ERROR_INPUT
+ * for a bad config (naming the file and key), GS_ERROR_USAGE for a bad
+ * option value, GS_ERROR_PREDICT for a valid request gpusim cannot model
+ * (fp8 on a GPU without it, FlashAttention-2 in fp32, ...). */
 GsProgram *gs_model_load (const char *config, const GsWorkloadOptions *opt,
                           const GsArch *arch, GError **error);
+
+typedef struct {
+  char *config;            /* the config.json */
+  char *model;             /* its model_type */
+  char *mode;              /* "inference", "training", "decode" */
+  GsRuntime runtime;
+  GsDtype dtype;
+  GsAttnImpl attn;
+  int batch, seq, gen_tokens;
+  int layers;              /* transformer layers (encoder + decoder) */
+  GArray *ops;             /* GsOp, in host launch order */
+  GArray *host_ns;         /* double per op: host time since the previous
+                            * op's launches before this op's first, ns */
+  GArray *call;            /* guint per op: framework call it belongs to
+                            * (the kernels of one torch call share it) */
+  double host_us;          /* host time to issue everything, us */
+} GsModelPlan;
+
+/* ARCH may be NULL (no dtype/arch checks: fp8 and FlashAttention are
+ * taken as available). */
+GsModelPlan *gs_model_plan (const char *config, const GsWorkloadOptions *opt,
+                            const GsArch *arch, GError **error);
+void gs_model_plan_free (GsModelPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsModelPlan, gs_model_plan_free)
+
+/* Lowers every op through the kernel library model for ARCH; launches go
+ * to stream 0 at the host times of the plan. */
+GsProgram *gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
+                                GError **error);
 
 #endif

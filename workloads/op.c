@@ -22,6 +22,7 @@ gs_phase_name (GsPhase p)
   switch (p)
     {
     case GS_PHASE_FORWARD: return "forward";
+    case GS_PHASE_LOSS: return "loss";
     case GS_PHASE_BACKWARD: return "backward";
     case GS_PHASE_OPTIMIZER: return "optimizer";
     default: return "?";

@@ -31,7 +31,11 @@ typedef enum {
 typedef enum { GS_LAYOUT_NN, GS_LAYOUT_NT, GS_LAYOUT_TN, GS_LAYOUT_TT } GsLayout;
 
 typedef enum {
-  GS_PHASE_FORWARD, GS_PHASE_BACKWARD, GS_PHASE_OPTIMIZER, GS_PHASE_COUNT
+  GS_PHASE_FORWARD,    /* the model's forward call */
+  GS_PHASE_LOSS,       /* the loss computed between forward and backward */
+  GS_PHASE_BACKWARD,   /* loss.backward() */
+  GS_PHASE_OPTIMIZER,  /* optimizer.step() */
+  GS_PHASE_COUNT
 } GsPhase;
 
 typedef enum {

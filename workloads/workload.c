@@ -518,20 +518,9 @@ gs_workload_load (const char *file, const GsWorkloadOptions *opt,
       g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: no such file", file);
       return NULL;
     }
+  /* A config.json: the model layer has the defaults (and caps the
+   * sequence at the model's position table). */
   if (g_str_has_suffix (file, ".json"))
-    {
-      GsWorkloadOptions o = *opt;
-      if (o.batch == 0)
-        o.batch = 1;
-      if (o.seq == 0)
-        o.seq = 512;
-      if (o.mode == NULL)
-        o.mode = "inference";
-      if (o.runtime < 0)
-        o.runtime = GS_RUNTIME_EAGER;
-      if (o.dtype < 0)
-        o.dtype = GS_DTYPE_FP32;
-      return gs_model_load (file, &o, arch, error);
-    }
+    return gs_model_load (file, opt, arch, error);
   return load_workload (file, opt, arch, error);
 }

@@ -1,0 +1,166 @@
+/* gpusim bench: accuracy of the GEMM kernel library model.
+ *
+ *   validate-gemm [--hints] [--all] [--rows] MEASUREMENTS ARCH...
+ *
+ * For every linear and bmm row of MEASUREMENTS measured on each ARCH,
+ * lowers the op from its shape alone (with --hints: with the measured
+ * kernel name and grid), simulates it on an idle GPU, maps the GPU time
+ * to an op latency and prints the mean absolute percentage error per
+ * (arch, op) on the holdout half (--all: on every row), the share of rows
+ * whose predicted kernel (tile and split-K) is the measured one, and the
+ * time one lowering takes.  --rows prints every row.
+ */
+#include "config.h"
+#include "calibrate/fit.h"
+#include "calibrate/measure.h"
+#include "sim/arch.h"
+#include "workloads/library.h"
+#include "workloads/gemm.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  double ape_sum;
+  int n, same_kernel, known_kernel;
+  double lower_us;         /* summed lowering time */
+} Cell;
+
+/* Does the lowered kernel match the measured one (tile and split-K)? */
+static gboolean
+same_choice (const GsArch *arch, const GsOp *op, const GsMeasureRow *row,
+             const GArray *kernels, gboolean *known)
+{
+  GsGemmShape s;
+  GsKernelHint hint;
+  GsGemmChoice measured;
+  gs_gemm_shape_from_op (op, &s);
+  gs_fit_hint (row, &hint);
+  *known = gs_gemm_select_hint (arch, &s, &hint, &measured);
+  if (!*known || kernels->len == 0)
+    return FALSE;
+  const GsKernel *k = &g_array_index (kernels, GsKernel, 0);
+  GsKernelHint got = { k->name, { k->grid[0], k->grid[1], k->grid[2] } };
+  GsGemmChoice pred;
+  if (!gs_gemm_select_hint (arch, &s, &got, &pred))
+    return FALSE;
+  int psplit = kernels->len > 1 ? pred.split : 1;
+  return pred.cfg == measured.cfg && psplit == measured.split;
+}
+
+static gboolean
+run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
+         gboolean hints, gboolean print, Cell *cell)
+{
+  GsOp op;
+  if (!gs_fit_gemm_op (row, &op))
+    return TRUE;
+  GsKernelHint hint;
+  gs_fit_hint (row, &hint);
+  g_autoptr (GArray) kernels = g_array_new (FALSE, TRUE, sizeof (GsKernel));
+  g_array_set_clear_func (kernels, (GDestroyNotify) gs_kernel_clear);
+  g_autoptr (GError) error = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+  gboolean ok = gs_library_lower (lib, &op, GS_RUNTIME_EAGER,
+                                  hints ? &hint : NULL, kernels, &error);
+  cell->lower_us += (double) (g_get_monotonic_time () - t0);
+  GsTime gpu = 0;
+  if (!ok || !gs_fit_run (arch, kernels, &gpu, &error))
+    {
+      fprintf (stderr, "validate-gemm: line %u: %s\n", row->line,
+               error->message);
+      gs_op_clear (&op);
+      return FALSE;
+    }
+  double ms = gs_library_op_latency (lib, &op, gpu) / 1e9;
+  double ape = gs_fit_ape (ms, row->latency_ms);
+  gboolean known;
+  gboolean same = same_choice (arch, &op, row, kernels, &known);
+  cell->ape_sum += ape;
+  cell->n++;
+  cell->known_kernel += known;
+  cell->same_kernel += same;
+  if (print)
+    printf ("%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+            ",%" G_GINT64_FORMAT ",%.5f,%.5f,%.1f,%u,%u,%u,%u,%u,%u,%.6f,%s,%s\n",
+            row->device, row->op, row->B, row->M, row->N, row->K,
+            row->latency_ms, ms, ape,
+            g_array_index (kernels, GsKernel, 0).grid[0],
+            g_array_index (kernels, GsKernel, 0).grid[1],
+            g_array_index (kernels, GsKernel, 0).grid[2], row->grid[0],
+            row->grid[1], row->grid[2], gpu / 1e9,
+            g_array_index (kernels, GsKernel, 0).name, row->kernel);
+  gs_op_clear (&op);
+  return TRUE;
+}
+
+int
+main (int argc, char **argv)
+{
+  gboolean hints = FALSE, all = FALSE, rows = FALSE;
+  int a = 1;
+  for (; a < argc && argv[a][0] == '-'; a++)
+    {
+      if (strcmp (argv[a], "--hints") == 0)
+        hints = TRUE;
+      else if (strcmp (argv[a], "--all") == 0)
+        all = TRUE;
+      else if (strcmp (argv[a], "--rows") == 0)
+        rows = TRUE;
+      else
+        break;
+    }
+  if (argc - a < 2)
+    {
+      fprintf (stderr, "usage: validate-gemm [--hints] [--all] [--rows] "
+                       "MEASUREMENTS ARCH...\n");
+      return 2;
+    }
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GsMeasureSet) set = gs_measure_load (argv[a], TRUE, &error);
+  if (set == NULL)
+    {
+      fprintf (stderr, "validate-gemm: %s\n", error->message);
+      return 3;
+    }
+  printf ("# GEMM accuracy, %s rows, kernel %s\n", all ? "all" : "holdout",
+          hints ? "from the measurement (hints)" : "predicted from shape");
+  printf ("%-16s %-7s %6s %8s %9s %10s\n", "arch", "op", "rows", "MAPE%",
+          "kernel%", "lower_us");
+  int status = 0;
+  for (int i = a + 1; i < argc; i++)
+    {
+      g_autoptr (GsArch) arch = gs_arch_load (argv[i], &error);
+      g_autoptr (GsLibrary) lib = arch ? gs_library_new (arch, &error) : NULL;
+      if (lib == NULL)
+        {
+          fprintf (stderr, "validate-gemm: %s\n", error->message);
+          return 3;
+        }
+      const char *ops[] = { "linear", "bmm" };
+      for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+        {
+          Cell cell = { 0 };
+          for (guint r = 0; r < set->rows->len; r++)
+            {
+              const GsMeasureRow *row = &g_array_index (set->rows,
+                                                        GsMeasureRow, r);
+              if (g_strcmp0 (row->device, arch->name) != 0
+                  || g_strcmp0 (row->op, ops[o]) != 0
+                  || (!all && !gs_measure_is_holdout (row)))
+                continue;
+              if (!run_row (arch, lib, row, hints, rows, &cell))
+                status = 1;
+            }
+          if (cell.n == 0)
+            continue;
+          printf ("%-16s %-7s %6d %8.2f %9.1f %10.2f\n", arch->name, ops[o],
+                  cell.n, cell.ape_sum / cell.n,
+                  cell.known_kernel ? 100.0 * cell.same_kernel
+                                      / cell.known_kernel : NAN,
+                  cell.lower_us / cell.n);
+        }
+    }
+  return status;
+}

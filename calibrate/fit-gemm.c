@@ -1,0 +1,557 @@
+/* gpusim: fitting the GEMM kernel library model (see fit-gemm.h). */
+#include "config.h"
+#include "calibrate/fit-gemm.h"
+#include "calibrate/fit-tree.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+#include "workloads/gemm.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Golden-section steps per parameter (interval shrinks 0.618^n). */
+#define ITERATIONS 14
+/* Percentage points of error a memory efficiency below 1 must win. */
+#define MEMORY_GAIN 0.1
+
+/* One measured GEMM. */
+typedef struct {
+  const GsMeasureRow *row;
+  GsGemmShape shape;
+  GsGemmClass cls;
+  GsGemmChoice measured;   /* cfg NULL: a kernel this model does not know */
+  char *family;            /* parameter key of the measured kernel */
+  char *label;             /* its configuration, for the selection trees */
+  double gpu_ms;           /* simulated GPU time with the current params */
+} Sample;
+
+typedef struct {
+  GsArch *arch;            /* working copy (the clock is fitted) */
+  GsGemmParams *params;
+  GPtrArray *train;        /* Sample *, measured kernel known */
+  GPtrArray *all_train;    /* Sample *, every training row */
+  GPtrArray *holdout;
+  GArray *kernels;         /* scratch */
+  GError *error;           /* first simulation failure */
+  const char *family;      /* family being fitted */
+} Ctx;
+
+void
+gs_fit_gemm_options_init (GsFitGemmOptions *opt)
+{
+  memset (opt, 0, sizeof *opt);
+  opt->rounds = 3;
+  opt->tree_depth = 14;
+  opt->tree_min_leaf = 2;
+  opt->fit_clock = TRUE;
+}
+
+static void
+sample_free (gpointer p)
+{
+  Sample *s = p;
+  g_free (s->family);
+  g_free (s->label);
+  g_free (s);
+}
+
+static Sample *
+sample_new (const GsArch *arch, const GsMeasureRow *row)
+{
+  GsOp op;
+  if (!gs_fit_gemm_op (row, &op))
+    return NULL;
+  Sample *s = g_new0 (Sample, 1);
+  s->row = row;
+  gs_gemm_shape_from_op (&op, &s->shape);
+  s->cls = gs_gemm_class_of (&op);
+  gs_op_clear (&op);
+  GsKernelHint hint;
+  gs_fit_hint (row, &hint);
+  if (gs_gemm_select_hint (arch, &s->shape, &hint, &s->measured))
+    {
+      s->family = gs_gemm_params_key (s->measured.cfg, s->shape.layout);
+      s->label = gs_gemm_family_key (s->measured.cfg);
+    }
+  return s;
+}
+
+/* Simulated GPU time of a sample, ms: its measured kernel (HINTED) or the
+ * one the model selects from the shape. */
+static double
+simulate (Ctx *c, const Sample *s, gboolean hinted)
+{
+  g_array_set_size (c->kernels, 0);
+  GError *error = NULL;
+  gboolean ok;
+  if (hinted)
+    {
+      gs_gemm_build (c->arch, c->params, &s->shape, &s->measured,
+                     c->kernels);
+      ok = TRUE;
+    }
+  else
+    ok = gs_gemm_lower (c->arch, c->params, &s->shape, NULL, c->kernels,
+                        &error);
+  GsTime t = 0;
+  if (ok)
+    ok = gs_fit_run (c->arch, c->kernels, &t, &error);
+  if (!ok)
+    {
+      if (c->error == NULL)
+        g_propagate_prefixed_error (&c->error, error, "line %u: ",
+                                    s->row->line);
+      else
+        g_clear_error (&error);
+      return NAN;
+    }
+  return t / 1e9;
+}
+
+static double
+latency_ms (const Ctx *c, const Sample *s, double gpu_ms)
+{
+  return gs_gemm_latency_us (c->params, s->cls, gpu_ms * 1e3) / 1e3;
+}
+
+/* ------------------------------------------------------------ overheads */
+
+typedef struct {
+  double r;                /* measured minus GPU time, us */
+  double w;                /* 1 / measured */
+} Resid;
+
+static gint
+cmp_resid (gconstpointer a, gconstpointer b)
+{
+  double x = ((const Resid *) a)->r, y = ((const Resid *) b)->r;
+  return x < y ? -1 : x > y;
+}
+
+/* The overhead minimising the mean absolute percentage error of a class:
+ * the median of (measured - mapped GPU time) weighted by 1 / measured. */
+static void
+fit_overheads (Ctx *c)
+{
+  for (int cls = 0; cls < GS_GEMM_CLASS_COUNT; cls++)
+    {
+      g_autoptr (GArray) res = g_array_new (FALSE, FALSE, sizeof (Resid));
+      double total = 0;
+      for (guint i = 0; i < c->train->len; i++)
+        {
+          const Sample *s = c->train->pdata[i];
+          if ((int) s->cls != cls || !isfinite (s->gpu_ms))
+            continue;
+          double mapped = gs_gemm_latency_us (c->params, s->cls,
+                                              s->gpu_ms * 1e3)
+                          - c->params->overhead_us[cls];
+          Resid r = { s->row->latency_ms * 1e3 - mapped,
+                      1 / s->row->latency_ms };
+          g_array_append_val (res, r);
+          total += r.w;
+        }
+      if (res->len == 0)
+        continue;
+      g_array_sort (res, cmp_resid);
+      double acc = 0;
+      for (guint i = 0; i < res->len; i++)
+        {
+          const Resid *r = &g_array_index (res, Resid, i);
+          acc += r->w;
+          if (acc >= total / 2)
+            {
+              c->params->overhead_us[cls] = CLAMP (r->r, 0, 1e4);
+              break;
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------- families */
+
+/* Mean APE of the family's samples with its current parameters; updates
+ * their cached GPU times. */
+static double
+family_error (Ctx *c)
+{
+  double sum = 0;
+  int n = 0;
+  for (guint i = 0; i < c->train->len; i++)
+    {
+      Sample *s = c->train->pdata[i];
+      if (strcmp (s->family, c->family) != 0)
+        continue;
+      s->gpu_ms = simulate (c, s, TRUE);
+      if (!isfinite (s->gpu_ms))
+        return INFINITY;
+      sum += gs_fit_ape (latency_ms (c, s, s->gpu_ms), s->row->latency_ms);
+      n++;
+    }
+  return n ? sum / n : 0;
+}
+
+static GsGemmFamily *
+family_params (Ctx *c)
+{
+  GsGemmFamily *f = g_hash_table_lookup (c->params->families, c->family);
+  if (f == NULL)
+    {
+      const Sample *s = NULL;
+      for (guint i = 0; i < c->train->len && s == NULL; i++)
+        if (strcmp (((Sample *) c->train->pdata[i])->family, c->family) == 0)
+          s = c->train->pdata[i];
+      GsGemmFamily d = gs_gemm_params_family (c->params, s->measured.cfg,
+                                              s->shape.layout);
+      gs_gemm_params_set_family (c->params, c->family, &d);
+      f = g_hash_table_lookup (c->params->families, c->family);
+    }
+  return f;
+}
+
+static double
+try_eff (double x, void *data)
+{
+  Ctx *c = data;
+  family_params (c)->eff_compute = x;
+  return family_error (c);
+}
+
+static double
+try_mem (double x, void *data)
+{
+  Ctx *c = data;
+  family_params (c)->eff_memory = x;
+  return family_error (c);
+}
+
+static double
+try_fixed (double x, void *data)
+{
+  Ctx *c = data;
+  family_params (c)->block_fixed_ns = x;
+  return family_error (c);
+}
+
+static void
+fit_family (Ctx *c, const char *family)
+{
+  c->family = family;
+  GsGemmFamily *f = family_params (c);
+  f->eff_compute = gs_fit_golden (try_eff, c, 0.05, 1.0, ITERATIONS, NULL);
+  f->block_fixed_ns = gs_fit_golden (try_fixed, c, 0, 20000, ITERATIONS,
+                                     NULL);
+  /* Memory efficiency only where it pays: a family whose rows never wait
+   * on memory keeps 1 rather than an arbitrary value. */
+  double at_one = try_mem (1.0, c), best;
+  double m = gs_fit_golden (try_mem, c, 0.05, 1.0, ITERATIONS, &best);
+  f->eff_memory = best < at_one - MEMORY_GAIN ? m : 1.0;
+  f->eff_compute = gs_fit_golden (try_eff, c, 0.05, 1.0, ITERATIONS, NULL);
+  family_error (c);        /* leave the cached times at the chosen values */
+}
+
+static gint
+cmp_pstr (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The families of the training samples, sorted, with their row counts. */
+static GPtrArray *
+families_of (GPtrArray *samples, GHashTable *counts)
+{
+  GPtrArray *keys = g_ptr_array_new ();
+  for (guint i = 0; i < samples->len; i++)
+    {
+      const Sample *s = samples->pdata[i];
+      gpointer n = g_hash_table_lookup (counts, s->family);
+      if (n == NULL)
+        g_ptr_array_add (keys, s->family);
+      g_hash_table_insert (counts, s->family,
+                           GINT_TO_POINTER (GPOINTER_TO_INT (n) + 1));
+    }
+  g_ptr_array_sort (keys, cmp_pstr);
+  return keys;
+}
+
+static void
+refresh_all (Ctx *c)
+{
+  for (guint i = 0; i < c->train->len; i++)
+    {
+      Sample *s = c->train->pdata[i];
+      s->gpu_ms = simulate (c, s, TRUE);
+    }
+}
+
+/* Mean APE of every training sample from the cached GPU times, with the
+ * overheads refitted for the current burst parameters. */
+static double
+mapping_error (Ctx *c)
+{
+  fit_overheads (c);
+  double sum = 0;
+  for (guint i = 0; i < c->train->len; i++)
+    {
+      const Sample *s = c->train->pdata[i];
+      sum += gs_fit_ape (latency_ms (c, s, s->gpu_ms), s->row->latency_ms);
+    }
+  return c->train->len ? sum / c->train->len : 0;
+}
+
+static double
+try_speedup (double x, void *data)
+{
+  Ctx *c = data;
+  c->params->burst_speedup = x;
+  return mapping_error (c);
+}
+
+static double
+try_tau (double x, void *data)
+{
+  Ctx *c = data;
+  c->params->burst_tau_us = pow (10, x);
+  return mapping_error (c);
+}
+
+/* The op-latency mapping: overheads and the burst speed-up of short ops
+ * (no simulation: GPU times are cached). */
+static void
+fit_mapping (Ctx *c)
+{
+  for (int r = 0; r < 2; r++)
+    {
+      c->params->burst_speedup = gs_fit_golden (try_speedup, c, 0, 1,
+                                                ITERATIONS, NULL);
+      c->params->burst_tau_us = pow (10, gs_fit_golden (try_tau, c, 1, 5,
+                                                        ITERATIONS, NULL));
+    }
+  mapping_error (c);
+}
+
+static void
+descend (Ctx *c, GPtrArray *families, int rounds)
+{
+  refresh_all (c);
+  fit_mapping (c);
+  for (int r = 0; r < rounds && c->error == NULL; r++)
+    {
+      for (guint i = 0; i < families->len && c->error == NULL; i++)
+        fit_family (c, families->pdata[i]);
+      fit_mapping (c);
+    }
+}
+
+/* Moves the best family's shortfall beyond GS_FIT_GEMM_BEST_EFF into the
+ * sustained clock.  Only families with at least a tenth of the rows vote,
+ * so a rarely used kernel cannot set the clock. */
+static gboolean
+fit_clock (Ctx *c, GPtrArray *families, GHashTable *counts)
+{
+  double best = 0;
+  for (guint i = 0; i < families->len; i++)
+    {
+      int n = GPOINTER_TO_INT (g_hash_table_lookup (counts,
+                                                    families->pdata[i]));
+      const GsGemmFamily *f = g_hash_table_lookup (c->params->families,
+                                                   families->pdata[i]);
+      if (f != NULL && n * 10 >= (int) c->train->len)
+        best = MAX (best, f->eff_compute);
+    }
+  if (best <= 0 || best >= GS_FIT_GEMM_BEST_EFF)
+    return FALSE;
+  double scale = best / GS_FIT_GEMM_BEST_EFF;
+  c->arch->cal.clock_mhz = gs_arch_clock_mhz (c->arch) * scale;
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, c->params->families);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    {
+      GsGemmFamily *f = v;
+      f->eff_compute = MIN (1.0, f->eff_compute / scale);
+    }
+  return TRUE;
+}
+
+/* ----------------------------------------------------------------- trees */
+
+static void
+learn_trees (Ctx *c, const GsFitGemmOptions *opt)
+{
+  g_autoptr (GHashTable) groups = g_hash_table_new_full (
+    g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  for (guint i = 0; i < c->train->len; i++)
+    {
+      const Sample *s = c->train->pdata[i];
+      char *key = gs_gemm_selector_key (&s->shape);
+      GArray *ex = g_hash_table_lookup (groups, key);
+      if (ex == NULL)
+        {
+          ex = g_array_new (FALSE, TRUE, sizeof (GsTreeExample));
+          g_hash_table_insert (groups, key, ex);
+        }
+      else
+        g_free (key);
+      GsTreeExample e;
+      gs_gemm_features (c->arch, &s->shape, e.f);
+      e.label = s->label;
+      e.split = s->measured.split;
+      g_array_append_val (ex, e);
+    }
+  GsTreeOptions to = { opt->tree_depth, opt->tree_min_leaf };
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, groups);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      GArray *ex = v;
+      GsGemmTree *t = gs_fit_tree_learn ((GsTreeExample *) ex->data, ex->len,
+                                         &to);
+      if (g_getenv ("GS_DEBUG_TREE"))
+        {
+          guint bad = 0, bads = 0;
+          for (guint i = 0; i < ex->len; i++)
+            {
+              GsTreeExample *e = &g_array_index (ex, GsTreeExample, i);
+              int sp;
+              const char *l = gs_gemm_tree_eval (t, e->f, &sp);
+              bad += strcmp (l, e->label) != 0;
+              bads += sp != e->split;
+            }
+          g_printerr ("tree %s: %u examples, %u nodes, %u wrong family, %u wrong split\n",
+                      (char *) k, ex->len, gs_gemm_tree_size (t), bad, bads);
+        }
+      g_hash_table_insert (c->params->trees, g_strdup (k), t);
+    }
+}
+
+/* ------------------------------------------------------------ evaluation */
+
+static void
+record_errors (Ctx *c, GsFit *fit)
+{
+  const char *names[] = { "linear", "bmm" };
+  for (guint o = 0; o < G_N_ELEMENTS (names); o++)
+    {
+      GsFitError e = { (char *) names[o], 0, 0, 0, 0 };
+      GPtrArray *sets[] = { c->all_train, c->holdout };
+      for (int h = 0; h < 2; h++)
+        {
+          double sum = 0;
+          int n = 0;
+          for (guint i = 0; i < sets[h]->len; i++)
+            {
+              const Sample *s = sets[h]->pdata[i];
+              if (strcmp (s->row->op, names[o]) != 0)
+                continue;
+              double g = simulate (c, s, FALSE);
+              if (!isfinite (g))
+                continue;
+              sum += gs_fit_ape (latency_ms (c, s, g), s->row->latency_ms);
+              n++;
+            }
+          if (h == 0)
+            {
+              e.train_rows = n;
+              e.train_mape = n ? sum / n : 0;
+            }
+          else
+            {
+              e.holdout_rows = n;
+              e.holdout_mape = n ? sum / n : 0;
+            }
+        }
+      if (e.train_rows + e.holdout_rows > 0)
+        gs_fit_add_error (fit, &e);
+    }
+}
+
+static void
+collect (Ctx *c, const GsFit *fit)
+{
+  c->train = g_ptr_array_new ();
+  c->all_train = g_ptr_array_new_with_free_func (sample_free);
+  c->holdout = g_ptr_array_new_with_free_func (sample_free);
+  for (guint i = 0; i < fit->rows->len; i++)
+    {
+      const GsMeasureRow *r = fit->rows->pdata[i];
+      if (r->latency_ms <= 0)
+        continue;
+      Sample *s = sample_new (c->arch, r);
+      if (s == NULL)
+        continue;
+      if (gs_measure_is_holdout (r))
+        g_ptr_array_add (c->holdout, s);
+      else
+        {
+          g_ptr_array_add (c->all_train, s);
+          if (s->measured.cfg != NULL)
+            g_ptr_array_add (c->train, s);
+        }
+    }
+}
+
+gboolean
+gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
+{
+  GsFitGemmOptions opt;
+  if (options)
+    opt = *options;
+  else
+    gs_fit_gemm_options_init (&opt);
+  Ctx c = { 0 };
+  c.arch = gs_arch_copy (fit->arch);
+  c.params = gs_gemm_params_new ();
+  if (opt.trees_only && !gs_gemm_params_load (c.params, c.arch, error))
+    {
+      gs_gemm_params_free (c.params);
+      gs_arch_free (c.arch);
+      return FALSE;
+    }
+  g_hash_table_remove_all (c.params->trees);
+  c.kernels = g_array_new (FALSE, TRUE, sizeof (GsKernel));
+  g_array_set_clear_func (c.kernels, (GDestroyNotify) gs_kernel_clear);
+  collect (&c, fit);
+  gboolean ok = TRUE;
+  if (c.train->len > 0)
+    {
+      g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash,
+                                                        g_str_equal);
+      g_autoptr (GPtrArray) families = families_of (c.train, counts);
+      if (!opt.trees_only)
+        {
+          descend (&c, families, opt.rounds > 0 ? opt.rounds : 3);
+          if (opt.fit_clock && c.error == NULL
+              && fit_clock (&c, families, counts))
+            descend (&c, families, 1);
+        }
+      learn_trees (&c, &opt);
+      if (c.error == NULL)
+        record_errors (&c, fit);
+      if (c.error != NULL)
+        {
+          g_propagate_error (error, c.error);
+          c.error = NULL;
+          ok = FALSE;
+        }
+      else
+        {
+          fit->arch->cal.clock_mhz = c.arch->cal.clock_mhz;
+          gs_gemm_params_format (c.params, fit->library, 4);
+          fit->rows_used += (int) c.all_train->len;
+          g_autofree char *m = g_strdup_printf (
+            "gemm: %u training rows (%u with a known kernel), %d rounds of "
+            "coordinate descent, selection trees depth %d, leaves >= %d",
+            c.all_train->len, c.train->len, opt.rounds, opt.tree_depth,
+            opt.tree_min_leaf);
+          gs_fit_add_method (fit, m);
+        }
+    }
+  g_ptr_array_unref (c.train);
+  g_ptr_array_unref (c.all_train);
+  g_ptr_array_unref (c.holdout);
+  g_array_unref (c.kernels);
+  gs_gemm_params_free (c.params);
+  gs_arch_free (c.arch);
+  return ok;
+}

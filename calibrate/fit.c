@@ -1,0 +1,524 @@
+/* gpusim: the calibration fitter framework (see fit.h). */
+#include "config.h"
+#include "calibrate/fit.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+#include "sim/gpu.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MARK_BEGIN "# >>> gpusim calibrate: generated, replaced on every run >>>"
+#define MARK_END "# <<< gpusim calibrate <<<"
+
+static void
+error_clear (gpointer p)
+{
+  g_free (((GsFitError *) p)->op_class);
+}
+
+GsFit *
+gs_fit_new (const GsArch *arch, const char *device)
+{
+  GsFit *fit = g_new0 (GsFit, 1);
+  fit->arch = gs_arch_copy (arch);
+  fit->device = g_strdup (device ? device : arch->name);
+  fit->rows = g_ptr_array_new ();
+  fit->sources = g_ptr_array_new_with_free_func (g_free);
+  fit->library = g_string_new ("");
+  fit->errors = g_array_new (FALSE, TRUE, sizeof (GsFitError));
+  g_array_set_clear_func (fit->errors, error_clear);
+  fit->methods = g_ptr_array_new_with_free_func (g_free);
+  return fit;
+}
+
+void
+gs_fit_free (GsFit *fit)
+{
+  if (fit == NULL)
+    return;
+  gs_arch_free (fit->arch);
+  g_free (fit->device);
+  g_ptr_array_unref (fit->rows);
+  g_ptr_array_unref (fit->sources);
+  g_string_free (fit->library, TRUE);
+  g_array_unref (fit->errors);
+  g_ptr_array_unref (fit->methods);
+  g_free (fit);
+}
+
+guint
+gs_fit_add_set (GsFit *fit, const GsMeasureSet *set)
+{
+  guint added = 0;
+  for (guint i = 0; i < set->rows->len; i++)
+    {
+      const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+      if (r->device != NULL && strcmp (r->device, fit->device) == 0)
+        {
+          g_ptr_array_add (fit->rows, (gpointer) r);
+          added++;
+        }
+    }
+  if (added > 0)
+    g_ptr_array_add (fit->sources, g_path_get_basename (set->file));
+  return added;
+}
+
+GPtrArray *
+gs_fit_rows (const GsFit *fit, const char *op_class, gboolean holdout)
+{
+  GPtrArray *out = g_ptr_array_new ();
+  for (guint i = 0; i < fit->rows->len; i++)
+    {
+      const GsMeasureRow *r = fit->rows->pdata[i];
+      if (r->latency_ms <= 0 || r->op == NULL)
+        continue;
+      if (op_class != NULL && strcmp (r->op, op_class) != 0)
+        continue;
+      if (gs_measure_is_holdout (r) == holdout)
+        g_ptr_array_add (out, (gpointer) r);
+    }
+  return out;
+}
+
+void
+gs_fit_add_error (GsFit *fit, const GsFitError *e)
+{
+  GsFitError c = *e;
+  c.op_class = g_strdup (e->op_class);
+  g_array_append_val (fit->errors, c);
+}
+
+void
+gs_fit_add_method (GsFit *fit, const char *line)
+{
+  g_ptr_array_add (fit->methods, g_strdup (line));
+}
+
+const GsFitError *
+gs_fit_error (const GsFit *fit, const char *op_class)
+{
+  for (guint i = 0; i < fit->errors->len; i++)
+    {
+      const GsFitError *e = &g_array_index (fit->errors, GsFitError, i);
+      if (strcmp (e->op_class, op_class) == 0)
+        return e;
+    }
+  return NULL;
+}
+
+/* -------------------------------------------------------------- render */
+
+/* A libconfig string literal. */
+static void
+append_quoted (GString *out, const char *s)
+{
+  g_string_append_c (out, '"');
+  for (const char *p = s ? s : ""; *p; p++)
+    {
+      if (*p == '"' || *p == '\\')
+        g_string_append_c (out, '\\');
+      g_string_append_c (out, *p == '\n' ? ' ' : *p);
+    }
+  g_string_append_c (out, '"');
+}
+
+/* A double as a libconfig float literal (always with a '.' or exponent). */
+static void
+append_float (GString *out, double v)
+{
+  char buf[64];
+  g_ascii_formatd (buf, sizeof buf, "%.6g", v);
+  g_string_append (out, buf);
+  if (strpbrk (buf, ".eEn") == NULL)
+    g_string_append (out, ".0");
+}
+
+static void
+render_params (const GsFit *fit, GString *out)
+{
+  guint n;
+  const GsParam *params = gs_calibration_params (&n);
+  const char *const provenance[] = { "source", "date", "method", "rows" };
+  for (guint i = 0; i < n; i++)
+    {
+      const GsParam *p = &params[i];
+      const char *key = p->key + strlen ("calibration.");
+      gboolean skip = FALSE;
+      for (guint j = 0; j < G_N_ELEMENTS (provenance); j++)
+        skip |= strcmp (key, provenance[j]) == 0;
+      if (skip)
+        continue;
+      g_string_append_printf (out, "  %s = ", key);
+      if (p->type == GS_PARAM_DOUBLE)
+        append_float (out, gs_param_get_number (p, fit->arch));
+      else
+        {
+          g_autofree char *v = gs_param_format (p, fit->arch);
+          g_string_append (out, v);
+        }
+      g_string_append_printf (out, ";%*s# %s%s%s\n",
+                              (int) MAX (1, 24 - (int) strlen (key)), "",
+                              p->desc, p->unit && *p->unit ? ", " : "",
+                              p->unit ? p->unit : "");
+    }
+}
+
+static void
+render_errors (const GsFit *fit, GString *out)
+{
+  g_string_append (out, "  # mean absolute percentage error per op class: "
+                        "on the holdout rows (the\n  # training rows' "
+                        "error and the row counts in the comment)\n"
+                        "  fit_error = {\n");
+  for (guint i = 0; i < fit->errors->len; i++)
+    {
+      const GsFitError *e = &g_array_index (fit->errors, GsFitError, i);
+      g_string_append_printf (out, "    %s = ", e->op_class);
+      append_float (out, round (e->holdout_mape * 100) / 100);
+      g_string_append_printf (out, ";    # train %.2f%%, %d train / %d "
+                              "holdout rows\n", e->train_mape,
+                              e->train_rows, e->holdout_rows);
+    }
+  g_string_append (out, "  };\n");
+}
+
+char *
+gs_fit_render (const GsFit *fit, const char *date)
+{
+  GString *out = g_string_new (MARK_BEGIN "\n");
+  g_string_append (out, "# Fitted from measurements by `gpusim calibrate` "
+                        "(see gpusim-calibrate(1)).\ncalibration = {\n");
+  GString *src = g_string_new ("");
+  for (guint i = 0; i < fit->sources->len; i++)
+    g_string_append_printf (src, "%s%s", i ? ", " : "",
+                            (const char *) fit->sources->pdata[i]);
+  g_autofree char *method = NULL;
+  GString *m = g_string_new ("gpusim calibrate: fit on the training half "
+                             "(gs_measure_is_holdout false), error on the "
+                             "holdout half");
+  for (guint i = 0; i < fit->methods->len; i++)
+    g_string_append_printf (m, "; %s", (char *) fit->methods->pdata[i]);
+  method = g_string_free (m, FALSE);
+  g_string_append_printf (src, " (device %s)", fit->device);
+  g_autofree char *source = g_string_free (src, FALSE);
+  g_string_append (out, "  source = ");
+  append_quoted (out, source);
+  g_string_append (out, ";\n  date = ");
+  append_quoted (out, date);
+  g_string_append (out, ";\n  method = ");
+  append_quoted (out, method);
+  g_string_append_printf (out, ";\n  rows = %d;\n", fit->rows_used);
+  render_params (fit, out);
+  render_errors (fit, out);
+  g_string_append (out, "  library = {\n");
+  g_string_append (out, fit->library->str);
+  g_string_append (out, "  };\n};\n" MARK_END "\n");
+  return g_string_free (out, FALSE);
+}
+
+/* -------------------------------------------------------------- splice */
+
+/* Lexical scan of libconfig text: is position I inside a comment or a
+ * string?  STATE carries across calls in order. */
+typedef struct {
+  gboolean in_string, in_block, in_line;
+} Lex;
+
+static void
+lex_step (Lex *lx, const char *t, gsize i)
+{
+  char c = t[i], n = t[i] ? t[i + 1] : 0;
+  if (lx->in_line)
+    lx->in_line = c != '\n';
+  else if (lx->in_block)
+    lx->in_block = !(i > 0 && t[i - 1] == '*' && c == '/');
+  else if (lx->in_string)
+    lx->in_string = !(c == '"' && (i == 0 || t[i - 1] != '\\'));
+  else if (c == '"')
+    lx->in_string = TRUE;
+  else if (c == '#' || (c == '/' && n == '/'))
+    lx->in_line = TRUE;
+  else if (c == '/' && n == '*')
+    lx->in_block = TRUE;
+}
+
+static gboolean
+lex_code (const Lex *lx)
+{
+  return !lx->in_string && !lx->in_block && !lx->in_line;
+}
+
+/* Finds the top-level `calibration = { ... };` in TEXT: [*START, *END). */
+static gboolean
+find_group (const char *text, gsize *start, gsize *end)
+{
+  Lex lx = { 0 };
+  int depth = 0;
+  gsize len = strlen (text);
+  for (gsize i = 0; i < len; i++)
+    {
+      gboolean code = lex_code (&lx);
+      if (code && depth == 0 && strncmp (text + i, "calibration", 11) == 0
+          && (i == 0 || (!g_ascii_isalnum (text[i - 1]) && text[i - 1] != '_')))
+        {
+          gsize j = i + 11;
+          while (j < len && g_ascii_isspace (text[j]))
+            j++;
+          if (j < len && (text[j] == '=' || text[j] == ':'))
+            {
+              /* Walk to the matching close brace. */
+              Lex l2 = lx;
+              int d = 0;
+              for (gsize k = i; k < len; k++)
+                {
+                  gboolean c2 = lex_code (&l2);
+                  if (c2 && text[k] == '{')
+                    d++;
+                  else if (c2 && text[k] == '}' && --d == 0)
+                    {
+                      gsize e = k + 1;
+                      while (e < len && (text[e] == ' ' || text[e] == '\t'))
+                        e++;
+                      if (e < len && (text[e] == ';' || text[e] == ','))
+                        e++;
+                      if (e < len && text[e] == '\n')
+                        e++;
+                      /* Start at the beginning of the line. */
+                      gsize s = i;
+                      while (s > 0 && text[s - 1] != '\n')
+                        s--;
+                      *start = s;
+                      *end = e;
+                      return TRUE;
+                    }
+                  lex_step (&l2, text, k);
+                }
+              return FALSE;
+            }
+        }
+      if (code && text[i] == '{')
+        depth++;
+      else if (code && text[i] == '}')
+        depth--;
+      lex_step (&lx, text, i);
+    }
+  return FALSE;
+}
+
+/* Removes a previous generated block (marker to marker, inclusive). */
+static gboolean
+find_markers (const char *text, gsize *start, gsize *end)
+{
+  const char *b = strstr (text, MARK_BEGIN);
+  if (b == NULL)
+    return FALSE;
+  const char *e = strstr (b, MARK_END);
+  if (e == NULL)
+    return FALSE;
+  e += strlen (MARK_END);
+  if (*e == '\n')
+    e++;
+  *start = (gsize) (b - text);
+  *end = (gsize) (e - text);
+  return TRUE;
+}
+
+/* PATH relative to directory DIR when they share a prefix, else PATH. */
+static char *
+relative_to (const char *dir, const char *path)
+{
+  g_auto (GStrv) a = g_strsplit (dir, G_DIR_SEPARATOR_S, -1);
+  g_auto (GStrv) b = g_strsplit (path, G_DIR_SEPARATOR_S, -1);
+  guint i = 0;
+  while (a[i] && b[i] && strcmp (a[i], b[i]) == 0)
+    i++;
+  if (i <= 1)
+    return g_strdup (path);
+  GString *out = g_string_new ("");
+  for (guint j = i; a[j]; j++)
+    if (*a[j])
+      g_string_append (out, "../");
+  for (guint j = i; b[j]; j++)
+    g_string_append_printf (out, "%s%s", b[j], b[j + 1] ? "/" : "");
+  return g_string_free (out, FALSE);
+}
+
+static char *
+canonical_dir (const char *file)
+{
+  g_autofree char *dir = g_path_get_dirname (file);
+  return g_canonicalize_filename (dir, NULL);
+}
+
+/* Rewrites a top-level `base = "x";` for a file written to OUT_DIR. */
+static char *
+rewrite_base (const char *text, const char *base_dir, const char *out_dir)
+{
+  if (strcmp (base_dir, out_dir) == 0)
+    return g_strdup (text);
+  GString *out = g_string_new ("");
+  Lex lx = { 0 };
+  int depth = 0;
+  gsize len = strlen (text), i = 0;
+  while (i < len)
+    {
+      gboolean code = lex_code (&lx);
+      if (code && depth == 0 && strncmp (text + i, "base", 4) == 0
+          && (i == 0 || text[i - 1] == '\n' || g_ascii_isspace (text[i - 1])))
+        {
+          gsize j = i + 4;
+          while (j < len && g_ascii_isspace (text[j]))
+            j++;
+          if (j < len && (text[j] == '=' || text[j] == ':'))
+            {
+              j++;
+              while (j < len && g_ascii_isspace (text[j]))
+                j++;
+              const char *q = text + j;
+              const char *qe = *q == '"' ? strchr (q + 1, '"') : NULL;
+              if (qe != NULL)
+                {
+                  g_autofree char *val = g_strndup (q + 1, qe - q - 1);
+                  g_autofree char *abs = g_path_is_absolute (val)
+                    ? g_strdup (val) : g_build_filename (base_dir, val, NULL);
+                  g_autofree char *canon = g_canonicalize_filename (abs, NULL);
+                  g_autofree char *rel = relative_to (out_dir, canon);
+                  g_string_append_len (out, text + i, (gssize) (j - i));
+                  g_string_append_printf (out, "\"%s\"", rel);
+                  for (gsize k = i; k < (gsize) (qe - text) + 1; k++)
+                    lex_step (&lx, text, k);
+                  i = (gsize) (qe - text) + 1;
+                  continue;
+                }
+            }
+        }
+      if (code && text[i] == '{')
+        depth++;
+      else if (code && text[i] == '}')
+        depth--;
+      lex_step (&lx, text, i);
+      g_string_append_c (out, text[i]);
+      i++;
+    }
+  return g_string_free (out, FALSE);
+}
+
+char *
+gs_fit_splice (const char *base_text, const char *base_file,
+               const char *out_file, const char *group, GError **error)
+{
+  gsize s, e;
+  GString *out = g_string_new ("");
+  if (find_markers (base_text, &s, &e) || find_group (base_text, &s, &e))
+    {
+      g_string_append_len (out, base_text, (gssize) s);
+      g_string_append (out, group);
+      g_string_append (out, base_text + e);
+    }
+  else
+    {
+      g_string_append (out, base_text);
+      if (out->len > 0 && out->str[out->len - 1] != '\n')
+        g_string_append_c (out, '\n');
+      g_string_append_c (out, '\n');
+      g_string_append (out, group);
+    }
+  g_autofree char *bd = canonical_dir (base_file);
+  g_autofree char *od = canonical_dir (out_file);
+  g_autofree char *text = g_string_free (out, FALSE);
+  (void) error;
+  return rewrite_base (text, bd, od);
+}
+
+/* ------------------------------------------------------------- helpers */
+
+gboolean
+gs_fit_gemm_op (const GsMeasureRow *row, GsOp *op)
+{
+  if (row->op == NULL || row->M <= 0 || row->N <= 0 || row->K <= 0)
+    return FALSE;
+  gboolean bmm = strcmp (row->op, "bmm") == 0;
+  gboolean linear = strcmp (row->op, "linear") == 0;
+  if (!bmm && !linear)
+    return FALSE;
+  int64_t b = row->B > 0 ? row->B : 1;
+  gs_op_init (op);
+  op->kind = GS_OP_GEMM;
+  op->name = g_strdup (row->op);
+  op->dtype = row->dtype;
+  op->batch = bmm ? b : 1;
+  op->m = bmm ? row->M : b * row->M;
+  op->n = row->K;
+  op->k = row->N;
+  op->layout = bmm ? GS_LAYOUT_NN : GS_LAYOUT_TN;
+  op->bias = linear;
+  return TRUE;
+}
+
+void
+gs_fit_hint (const GsMeasureRow *row, GsKernelHint *hint)
+{
+  memset (hint, 0, sizeof *hint);
+  hint->kernel = row->kernel;
+  memcpy (hint->grid, row->grid, sizeof hint->grid);
+  memcpy (hint->block, row->block, sizeof hint->block);
+}
+
+gboolean
+gs_fit_run (const GsArch *arch, const GArray *kernels, GsTime *gpu_time,
+            GError **error)
+{
+  GsGpuOptions opt = { 0 };
+  g_autoptr (GsGpu) gpu = gs_gpu_new (arch, &opt, error);
+  if (gpu == NULL)
+    return FALSE;
+  for (guint i = 0; i < kernels->len; i++)
+    if (!gs_gpu_submit (gpu, &g_array_index (kernels, GsKernel, i), NULL,
+                        error))
+      return FALSE;
+  if (!gs_gpu_run (gpu, error))
+    return FALSE;
+  *gpu_time = gs_gpu_end_time (gpu);
+  return TRUE;
+}
+
+double
+gs_fit_ape (double pred, double measured)
+{
+  return fabs (pred - measured) / measured * 100.0;
+}
+
+double
+gs_fit_golden (double (*f) (double x, void *data), void *data, double lo,
+               double hi, int iterations, double *fx)
+{
+  const double r = (sqrt (5.0) - 1) / 2;
+  double a = lo, b = hi;
+  double c = b - r * (b - a), d = a + r * (b - a);
+  double fc = f (c, data), fd = f (d, data);
+  for (int i = 0; i < iterations; i++)
+    {
+      if (fc <= fd)
+        {
+          b = d;
+          d = c;
+          fd = fc;
+          c = b - r * (b - a);
+          fc = f (c, data);
+        }
+      else
+        {
+          a = c;
+          c = d;
+          fc = fd;
+          d = a + r * (b - a);
+          fd = f (d, data);
+        }
+    }
+  double x = fc <= fd ? c : d;
+  if (fx)
+    *fx = MIN (fc, fd);
+  return x;
+}

@@ -1,0 +1,268 @@
+/* gpusim calibrate: fit an arch file's calibration group from measurements.
+ *
+ *   gpusim calibrate --arch BASE [--device NAME] [-o FITTED.cfg] MEAS...
+ *
+ * Loads BASE (a name or a .cfg file) and every measurement set, keeps the
+ * rows measured on the device (BASE's name unless --device says
+ * otherwise), runs the GEMM fitter and then the memory-bound fitter on the
+ * training half, and writes BASE's file text with its calibration group
+ * replaced by the fitted one (between marker comments; every other line
+ * and comment kept) to FITTED.cfg, atomically.  Prints the error per op
+ * class on the holdout half.
+ */
+#include "config.h"
+#include "src/commands.h"
+#include "src/output.h"
+#include "calibrate/fit.h"
+#include "calibrate/fit-gemm.h"
+#include "calibrate/fit-memory.h"
+#include "calibrate/measure.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  char *arch;
+  char *device;
+  char *output;
+  char *date;
+  int rounds;
+  gboolean no_clock;
+  gboolean gemm_only;
+  char **files;
+} CalibrateArgs;
+
+static void
+args_clear (CalibrateArgs *a)
+{
+  g_free (a->arch);
+  g_free (a->device);
+  g_free (a->output);
+  g_free (a->date);
+  g_strfreev (a->files);
+}
+
+static gboolean
+parse_args (int *argc, char ***argv, CalibrateArgs *a, GError **error)
+{
+  GOptionEntry entries[] = {
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &a->arch,
+      "the arch to calibrate: a name or a .cfg file (its text is the base "
+      "of the output)", "BASE" },
+    { "device", 'd', 0, G_OPTION_ARG_STRING, &a->device,
+      "use the rows of this device column value (default: the arch name)",
+      "NAME" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
+      "write the fitted arch file to FILE (default: standard output)",
+      "FILE" },
+    { "date", 0, 0, G_OPTION_ARG_STRING, &a->date,
+      "date recorded in the group (default: SOURCE_DATE_EPOCH or today)",
+      "YYYY-MM-DD" },
+    { "rounds", 0, 0, G_OPTION_ARG_INT, &a->rounds,
+      "coordinate-descent rounds of the GEMM fitter (default 3)", "N" },
+    { "no-clock", 0, 0, G_OPTION_ARG_NONE, &a->no_clock,
+      "keep the clock: fit kernel efficiencies at the boost clock", NULL },
+    { "gemm-only", 0, 0, G_OPTION_ARG_NONE, &a->gemm_only,
+      "run only the GEMM fitter", NULL },
+    { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->files,
+      NULL, NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "MEASUREMENTS... - fit an arch's calibration group");
+  g_option_context_set_summary (ctx,
+    "MEASUREMENTS are measurement CSV files (gpusim-measurements(5)).\n"
+    "Fits on the training half of the device's rows, reports the error on\n"
+    "the holdout half, and writes BASE with its calibration group replaced.");
+  g_option_context_set_description (ctx,
+    "Exit status: 0 ok, 1 nothing to fit, 2 usage, 3 bad input.\n"
+    "See gpusim-calibrate(1).");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, argc, argv, error))
+    {
+      (*error)->domain = GS_ERROR;
+      (*error)->code = GS_ERROR_USAGE;
+      return FALSE;
+    }
+  if (a->arch == NULL)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--arch is required (gpusim arch list shows the GPUs)");
+      return FALSE;
+    }
+  if (a->files == NULL || a->files[0] == NULL)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "expected at least one measurement file");
+      return FALSE;
+    }
+  if (a->rounds < 0 || a->rounds > 100)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--rounds must be 0..100, not %d", a->rounds);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* The ISO date to record: --date, SOURCE_DATE_EPOCH (reproducible
+ * builds) or today, in UTC. */
+static char *
+fit_date (const char *given, GError **error)
+{
+  if (given != NULL)
+    {
+      int y, m, d;
+      char extra;
+      if (sscanf (given, "%4d-%2d-%2d%c", &y, &m, &d, &extra) != 3
+          || m < 1 || m > 12 || d < 1 || d > 31)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                       "--date: '%s' is not a date like 2025-01-31", given);
+          return NULL;
+        }
+      return g_strdup (given);
+    }
+  const char *epoch = g_getenv ("SOURCE_DATE_EPOCH");
+  g_autoptr (GDateTime) t = epoch && *epoch
+    ? g_date_time_new_from_unix_utc (g_ascii_strtoll (epoch, NULL, 10))
+    : g_date_time_new_now_utc ();
+  if (t == NULL)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "SOURCE_DATE_EPOCH: '%s' is not a time", epoch);
+      return NULL;
+    }
+  return g_date_time_format (t, "%Y-%m-%d");
+}
+
+static gboolean
+load_sets (GsFit *fit, char **files, GPtrArray *sets, GError **error)
+{
+  guint rows = 0;
+  for (char **f = files; *f; f++)
+    {
+      GsMeasureSet *set = gs_measure_load (*f, TRUE, error);
+      if (set == NULL)
+        return FALSE;
+      g_ptr_array_add (sets, set);
+      rows += gs_fit_add_set (fit, set);
+    }
+  if (rows == 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "no measured rows for device '%s' in the given files "
+                   "(--device names another)", fit->device);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+write_output (const char *path, const char *text, GError **error)
+{
+  GsOutput *out = gs_output_open (path ? path : "-", error);
+  if (out == NULL)
+    return FALSE;
+  gsize len = strlen (text);
+  if (fwrite (text, 1, len, gs_output_file (out)) != len)
+    {
+      gs_output_abort (out);
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: write failed",
+                   path ? path : "standard output");
+      return FALSE;
+    }
+  return gs_output_commit (out, error);
+}
+
+static void
+print_errors (FILE *to, const GsFit *fit)
+{
+  fprintf (to, "%-10s %10s %10s %8s %8s\n", "op", "train_rows",
+           "hold_rows", "train%", "MAPE%");
+  for (guint i = 0; i < fit->errors->len; i++)
+    {
+      const GsFitError *e = &g_array_index (fit->errors, GsFitError, i);
+      fprintf (to, "%-10s %10d %10d %8.2f %8.2f\n", e->op_class,
+               e->train_rows, e->holdout_rows, e->train_mape,
+               e->holdout_mape);
+    }
+}
+
+/* The memory fitter needs the sustained clock and the GEMM fitter the
+ * memory calibration (per-kernel and per-block fixed costs, DRAM
+ * efficiency), so a quick GEMM pass sets the clock first:
+ * GEMM (probe) -> memory -> GEMM. */
+static gboolean
+probe_clock (const GsArch *arch, const CalibrateArgs *a, GPtrArray *sets,
+             const GsFitGemmOptions *gopt, GsFit *fit, GError **error)
+{
+  g_autoptr (GsFit) probe = gs_fit_new (arch, a->device);
+  for (guint i = 0; i < sets->len; i++)
+    gs_fit_add_set (probe, sets->pdata[i]);
+  GsFitGemmOptions o = *gopt;
+  o.rounds = 1;
+  if (!gs_fit_gemm (probe, &o, error))
+    return FALSE;
+  fit->arch->cal.clock_mhz = probe->arch->cal.clock_mhz;
+  return TRUE;
+}
+
+static gboolean
+calibrate (const CalibrateArgs *a, GError **error)
+{
+  g_autoptr (GsArch) arch = gs_arch_load (a->arch, error);
+  if (arch == NULL)
+    return FALSE;
+  g_autofree char *date = fit_date (a->date, error);
+  if (date == NULL)
+    return FALSE;
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents (arch->file, &text, NULL, NULL))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot read",
+                   arch->file);
+      return FALSE;
+    }
+  g_autoptr (GsFit) fit = gs_fit_new (arch, a->device);
+  g_autoptr (GPtrArray) sets =
+    g_ptr_array_new_with_free_func ((GDestroyNotify) gs_measure_free);
+  if (!load_sets (fit, a->files, sets, error))
+    return FALSE;
+  GsFitGemmOptions gopt;
+  gs_fit_gemm_options_init (&gopt);
+  if (a->rounds > 0)
+    gopt.rounds = a->rounds;
+  gopt.fit_clock = !a->no_clock;
+  if (!a->gemm_only && !probe_clock (arch, a, sets, &gopt, fit, error))
+    return FALSE;
+  if (!a->gemm_only && !gs_fit_memory (fit, error))
+    return FALSE;
+  if (!gs_fit_gemm (fit, &gopt, error))
+    return FALSE;
+  g_autofree char *group = gs_fit_render (fit, date);
+  const char *out = a->output ? a->output : arch->file;
+  g_autofree char *fitted = gs_fit_splice (text, arch->file, out, group,
+                                           error);
+  if (fitted == NULL || !write_output (a->output, fitted, error))
+    return FALSE;
+  print_errors (a->output ? stdout : stderr, fit);
+  return TRUE;
+}
+
+int
+gs_cmd_calibrate (int argc, char **argv)
+{
+  CalibrateArgs a = { 0 };
+  GError *error = NULL;
+  if (!parse_args (&argc, &argv, &a, &error) || !calibrate (&a, &error))
+    {
+      args_clear (&a);
+      return gs_cli_fail ("calibrate", error);
+    }
+  args_clear (&a);
+  return 0;
+}

@@ -1,0 +1,459 @@
+/* gpusim sweep: a workload on a grid of what-if GPUs.
+ *
+ *   gpusim sweep WORKLOAD --arch ARCH --set KEY=V1,V2,... [--set ...]
+ *                [-o OUT.csv] [--plot OUT.svg] [--progress]
+ *                [--batch N] [--seq N] [--mode ...] [--sm-limit PCT] ...
+ *
+ * Every point of the cartesian product of the --set lists is the arch
+ * with those overrides (gs_arch_set, as `run --set` does); the workload is
+ * loaded for it and simulated.  One CSV row per point: the values,
+ * total_ms, forward_ms, backward_ms and the speedup over the arch as
+ * given.  --plot draws total time against the first key, one line per
+ * combination of the others.
+ */
+#include "config.h"
+#include "src/commands.h"
+#include "src/output.h"
+#include "src/partition.h"
+#include "src/plot.h"
+#include "src/report.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+#include "workloads/workload.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+  GsPartitionArgs p;
+  char **set;              /* KEY=V1,V2,... */
+  char *output, *plot;
+  gboolean progress;
+} SweepArgs;
+
+typedef struct {
+  char *key;
+  char **values;           /* NULL-terminated */
+  guint n;
+} Axis;
+
+typedef struct {
+  guint *at;               /* value index per axis */
+  double total_ms, phase_ms[GS_PHASE_COUNT];
+} Point;
+
+typedef struct {
+  const SweepArgs *args;
+  const char *workload;
+  GsArch *base;
+  GArray *axes;            /* Axis */
+  GArray *points;          /* Point */
+  double base_ms;
+  gboolean show_progress, tty;
+} Sweep;
+
+/* ------------------------------------------------------------ arguments */
+
+static gboolean
+parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
+{
+  GOptionEntry entries[] = {
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->set,
+      "sweep an arch parameter over values, e.g. --set sm.count=66,132,264 "
+      "(repeat for more parameters: the grid is every combination)",
+      "KEY=V1,V2,..." },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
+      "write the CSV to FILE instead of standard output", "FILE" },
+    { "plot", 0, 0, G_OPTION_ARG_FILENAME, &a->plot,
+      "draw total time against the first parameter into FILE.svg",
+      "FILE.svg" },
+    { "progress", 0, 0, G_OPTION_ARG_NONE, &a->progress,
+      "report each point on standard error even when it is not a terminal",
+      NULL },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new (
+    "WORKLOAD - simulate a workload on a grid of what-if GPUs");
+  g_option_context_set_summary (ctx,
+    "Runs WORKLOAD on every combination of the --set values and writes one\n"
+    "CSV row per point: the values, total_ms, forward_ms, backward_ms and\n"
+    "the speedup over ARCH as given.");
+  g_option_context_set_description (ctx,
+    "Exit status: 0 ok, 1 no prediction possible, 2 usage, 3 bad input.\n"
+    "See gpusim-sweep(1).");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  gs_partition_args_add (ctx, &a->p, FALSE);
+  if (!g_option_context_parse (ctx, argc, argv, error))
+    {
+      (*error)->domain = GS_ERROR;
+      (*error)->code = GS_ERROR_USAGE;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+args_clear (SweepArgs *a)
+{
+  gs_partition_args_clear (&a->p);
+  g_strfreev (a->set);
+  g_free (a->output);
+  g_free (a->plot);
+}
+
+static void
+axis_clear (gpointer p)
+{
+  Axis *x = p;
+  g_free (x->key);
+  g_strfreev (x->values);
+}
+
+static void
+point_clear (gpointer p)
+{
+  g_free (((Point *) p)->at);
+}
+
+/* ---------------------------------------------------------------- axes */
+
+/* KEY=V1,V2: every value must be one the arch accepts for KEY. */
+static gboolean
+parse_axis (Sweep *s, const char *spec, GError **error)
+{
+  const char *eq = strchr (spec, '=');
+  if (eq == NULL || eq == spec || eq[1] == '\0')
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--set %s: expected KEY=V1,V2,... (e.g. "
+                   "sm.count=66,132,264)", spec);
+      return FALSE;
+    }
+  Axis x = { g_strndup (spec, eq - spec), g_strsplit (eq + 1, ",", -1), 0 };
+  x.n = g_strv_length (x.values);
+  g_array_append_val (s->axes, x);
+  for (guint i = 0; i + 1 < s->axes->len; i++)
+    if (strcmp (g_array_index (s->axes, Axis, i).key, x.key) == 0)
+      {
+        g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                     "--set %s: %s is swept twice (give its values in one "
+                     "list)", spec, x.key);
+        return FALSE;
+      }
+  for (guint i = 0; i < x.n; i++)
+    {
+      g_autoptr (GsArch) a = gs_arch_copy (s->base);
+      if (*x.values[i] == '\0' || !gs_arch_set (a, x.key, x.values[i], error))
+        {
+          if (error && *error == NULL)
+            g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                         "--set %s: empty value", spec);
+          g_prefix_error (error, "--set %s: ", spec);
+          (*error)->code = GS_ERROR_USAGE;
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static char *
+point_label (const Sweep *s, const Point *p, guint from)
+{
+  GString *t = g_string_new (NULL);
+  for (guint i = from; i < s->axes->len; i++)
+    {
+      const Axis *x = &g_array_index (s->axes, Axis, i);
+      g_string_append_printf (t, "%s%s=%s", t->len ? " " : "", x->key,
+                              x->values[p->at[i]]);
+    }
+  return g_string_free (t, FALSE);
+}
+
+/* ------------------------------------------------------------ simulating */
+
+/* The workload on ARCH: total and per-phase times, ms. */
+static gboolean
+simulate (const Sweep *s, const GsArch *arch, Point *p, GError **error)
+{
+  const SweepArgs *a = s->args;
+  GsWorkloadOptions wopt;
+  GsGpuOptions gopt = { 0 };
+  if (!gs_partition_args_workload (&a->p, &wopt, error)
+      || !gs_partition_gpu_options (arch, a->p.mig, a->p.sm_limit,
+                                    a->p.fidelity, a->p.warp_policy, &gopt,
+                                    error))
+    return FALSE;
+  g_autoptr (GsProgram) prog = gs_workload_load (s->workload, &wopt, arch,
+                                                 error);
+  if (prog == NULL)
+    return FALSE;
+  g_autoptr (GsGpu) gpu = gs_program_run (prog, arch, &gopt, error);
+  if (gpu == NULL)
+    return FALSE;
+  GsSummary sum = { 0 };
+  gs_report_summarize (prog, gpu, &sum);
+  p->total_ms = sum.total_ms;
+  memcpy (p->phase_ms, sum.phase_ms, sizeof p->phase_ms);
+  return TRUE;
+}
+
+static GsArch *
+point_arch (const Sweep *s, const Point *p, GError **error)
+{
+  GsArch *a = gs_arch_copy (s->base);
+  for (guint i = 0; i < s->axes->len; i++)
+    {
+      const Axis *x = &g_array_index (s->axes, Axis, i);
+      if (!gs_arch_set (a, x->key, x->values[p->at[i]], error))
+        goto fail;
+    }
+  if (!gs_arch_validate (a, error))
+    goto fail;
+  return a;
+fail:
+  {
+    g_autofree char *label = point_label (s, p, 0);
+    g_prefix_error (error, "sweep point %s: ", label);
+    (*error)->code = GS_ERROR_USAGE;
+  }
+  gs_arch_free (a);
+  return NULL;
+}
+
+static void
+progress (const Sweep *s, guint i, const Point *p)
+{
+  if (!s->show_progress)
+    return;
+  g_autofree char *label = point_label (s, p, 0);
+  g_autofree char *t = gs_format_time (p->total_ms);
+  fprintf (stderr, "%sgpusim sweep: [%u/%u] %s: %s%s", s->tty ? "\r\033[K"
+                                                              : "",
+           i + 1, s->points->len, label, t, s->tty ? "" : "\n");
+  if (s->tty && i + 1 == s->points->len)
+    fputc ('\n', stderr);
+  fflush (stderr);
+}
+
+/* Every combination, the first axis varying slowest. */
+static void
+make_points (Sweep *s)
+{
+  guint na = s->axes->len, total = 1;
+  for (guint i = 0; i < na; i++)
+    total *= g_array_index (s->axes, Axis, i).n;
+  for (guint k = 0; k < total; k++)
+    {
+      Point p = { g_new0 (guint, na), 0, { 0 } };
+      guint rest = k;
+      for (guint i = na; i-- > 0;)
+        {
+          guint n = g_array_index (s->axes, Axis, i).n;
+          p.at[i] = rest % n;
+          rest /= n;
+        }
+      g_array_append_val (s->points, p);
+    }
+}
+
+static gboolean
+run_points (Sweep *s, GError **error)
+{
+  /* Check every point before spending time on any. */
+  for (guint i = 0; i < s->points->len; i++)
+    {
+      GsArch *a = point_arch (s, &g_array_index (s->points, Point, i),
+                              error);
+      if (a == NULL)
+        return FALSE;
+      gs_arch_free (a);
+    }
+  Point base = { NULL, 0, { 0 } };
+  if (!simulate (s, s->base, &base, error))
+    return FALSE;
+  s->base_ms = base.total_ms;
+  for (guint i = 0; i < s->points->len; i++)
+    {
+      Point *p = &g_array_index (s->points, Point, i);
+      g_autoptr (GsArch) a = point_arch (s, p, error);
+      if (a == NULL || !simulate (s, a, p, error))
+        {
+          g_autofree char *label = point_label (s, p, 0);
+          g_prefix_error (error, "%s: ", label);
+          return FALSE;
+        }
+      progress (s, i, p);
+    }
+  return TRUE;
+}
+
+/* --------------------------------------------------------------- output */
+
+static void
+csv_field (FILE *out, const char *s)
+{
+  if (strpbrk (s, ",\"\n\r") == NULL)
+    {
+      fputs (s, out);
+      return;
+    }
+  fputc ('"', out);
+  for (const char *c = s; *c; c++)
+    {
+      if (*c == '"')
+        fputc ('"', out);
+      fputc (*c, out);
+    }
+  fputc ('"', out);
+}
+
+static void
+write_csv (const Sweep *s, FILE *out)
+{
+  for (guint i = 0; i < s->axes->len; i++)
+    {
+      csv_field (out, g_array_index (s->axes, Axis, i).key);
+      fputc (',', out);
+    }
+  fputs ("total_ms,forward_ms,backward_ms,speedup\n", out);
+  for (guint k = 0; k < s->points->len; k++)
+    {
+      const Point *p = &g_array_index (s->points, Point, k);
+      for (guint i = 0; i < s->axes->len; i++)
+        {
+          const Axis *x = &g_array_index (s->axes, Axis, i);
+          csv_field (out, x->values[p->at[i]]);
+          fputc (',', out);
+        }
+      fprintf (out, "%.9g,%.9g,%.9g,%.6g\n", p->total_ms,
+               p->phase_ms[GS_PHASE_FORWARD], p->phase_ms[GS_PHASE_BACKWARD],
+               p->total_ms > 0 ? s->base_ms / p->total_ms : 0);
+    }
+}
+
+static gboolean
+numeric_axis (const Axis *x, double *v)
+{
+  for (guint i = 0; i < x->n; i++)
+    {
+      char *end;
+      v[i] = g_ascii_strtod (x->values[i], &end);
+      if (*end != '\0' || end == x->values[i] || !isfinite (v[i]))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static GsPlot *
+make_plot (const Sweep *s)
+{
+  const Axis *x = &g_array_index (s->axes, Axis, 0);
+  g_autofree char *base = g_path_get_basename (s->workload);
+  g_autofree char *title = g_strdup_printf ("%s on %s", base, s->base->name);
+  GsPlot *plot = gs_plot_new (title, x->key, "total time (ms)");
+  g_autofree double *xv = g_new (double, x->n);
+  if (!numeric_axis (x, xv))
+    {
+      gs_plot_set_x_categories (plot, x->values, x->n);
+      for (guint i = 0; i < x->n; i++)
+        xv[i] = i;
+    }
+  /* The first axis varies slowest: a series (fixed values of the other
+   * axes) is every (points / n)-th point. */
+  guint per = s->points->len / x->n;
+  g_autofree double *yv = g_new (double, x->n);
+  for (guint j = 0; j < per; j++)
+    {
+      for (guint i = 0; i < x->n; i++)
+        yv[i] = g_array_index (s->points, Point, i * per + j).total_ms;
+      const Point *p = &g_array_index (s->points, Point, j);
+      g_autofree char *label = NULL;
+      if (s->axes->len == 2)
+        {
+          /* One other axis: its name heads the legend, values label lines. */
+          const Axis *y = &g_array_index (s->axes, Axis, 1);
+          gs_plot_set_legend_title (plot, y->key);
+          label = g_strdup (y->values[p->at[1]]);
+        }
+      else
+        label = s->axes->len > 2 ? point_label (s, p, 1)
+                                 : g_strdup ("total time");
+      gs_plot_add_series (plot, label, xv, yv, x->n);
+    }
+  return plot;
+}
+
+static gboolean
+write_file (const char *path, const Sweep *s, gboolean svg, GError **error)
+{
+  GsOutput *o = gs_output_open (path, error);
+  if (o == NULL)
+    return FALSE;
+  if (svg)
+    {
+      g_autoptr (GsPlot) plot = make_plot (s);
+      gs_plot_write_svg (plot, gs_output_file (o));
+    }
+  else
+    write_csv (s, gs_output_file (o));
+  return gs_output_commit (o, error);
+}
+
+/* ------------------------------------------------------------- command */
+
+static gboolean
+sweep (const SweepArgs *a, int argc, char **argv, GError **error)
+{
+  if (argc != 2)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE, "%s",
+                   argc < 2 ? "give one WORKLOAD file"
+                            : "give only one WORKLOAD file");
+      return FALSE;
+    }
+  if (a->set == NULL || a->set[0] == NULL)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "give at least one --set KEY=V1,V2,... to sweep");
+      return FALSE;
+    }
+  Sweep s = { a, argv[1], NULL, NULL, NULL, 0, FALSE, FALSE };
+  s.base = gs_partition_args_arch (&a->p, error);
+  if (s.base == NULL)
+    return FALSE;
+  s.axes = g_array_new (FALSE, TRUE, sizeof (Axis));
+  g_array_set_clear_func (s.axes, axis_clear);
+  s.points = g_array_new (FALSE, TRUE, sizeof (Point));
+  g_array_set_clear_func (s.points, point_clear);
+  s.tty = isatty (fileno (stderr));
+  s.show_progress = a->progress || s.tty;
+  gboolean ok = TRUE;
+  for (char **p = a->set; ok && *p; p++)
+    ok = parse_axis (&s, *p, error);
+  if (ok)
+    {
+      make_points (&s);
+      ok = run_points (&s, error)
+           && write_file (a->output ? a->output : "-", &s, FALSE, error)
+           && (a->plot == NULL || write_file (a->plot, &s, TRUE, error));
+    }
+  g_array_unref (s.points);
+  g_array_unref (s.axes);
+  gs_arch_free (s.base);
+  return ok;
+}
+
+int
+gs_cmd_sweep (int argc, char **argv)
+{
+  SweepArgs a = { 0 };
+  GError *error = NULL;
+  int status = 0;
+  if (!parse_args (&argc, &argv, &a, &error)
+      || !sweep (&a, argc, argv, &error))
+    status = gs_cli_fail ("sweep", error);
+  args_clear (&a);
+  return status;
+}

@@ -1,0 +1,167 @@
+/* gpusim: options shared by run, explain and sweep (see partition.h). */
+#include "config.h"
+#include "src/partition.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+#include "sim/partition.h"
+#include "sim/warp.h"
+
+#include <string.h>
+
+void
+gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
+                       gboolean with_set)
+{
+  GOptionEntry entries[] = {
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &a->arch,
+      "GPU architecture: a name (h100, a100-pcie-40gb, l4 ...) or a .cfg file",
+      "ARCH" },
+    { "batch", 'b', 0, G_OPTION_ARG_INT, &a->batch,
+      "batch size (model workloads)", "N" },
+    { "seq", 's', 0, G_OPTION_ARG_INT, &a->seq,
+      "sequence length (model workloads)", "N" },
+    { "mode", 'm', 0, G_OPTION_ARG_STRING, &a->mode,
+      "inference or training", "MODE" },
+    { "runtime", 'r', 0, G_OPTION_ARG_STRING, &a->runtime,
+      "eager (PyTorch eager) or compiled (torch.compile)", "RUNTIME" },
+    { "dtype", 'd', 0, G_OPTION_ARG_STRING, &a->dtype,
+      "fp32 (TF32 off), tf32, fp16, bf16 or fp8", "DTYPE" },
+    { "gen-tokens", 0, 0, G_OPTION_ARG_INT, &a->gen_tokens,
+      "tokens to generate after the prefill (decode with a KV cache)", "N" },
+    { "attention", 0, 0, G_OPTION_ARG_STRING, &a->attention,
+      "attention kernels: eager, flash2 or mem_eff", "IMPL" },
+    { "optimizer", 0, 0, G_OPTION_ARG_STRING, &a->optimizer,
+      "optimizer step in training: none or adam", "OPT" },
+    { "sm-limit", 0, 0, G_OPTION_ARG_DOUBLE, &a->sm_limit,
+      "MPS active-thread percentage: use that share of the SMs", "PCT" },
+    { "mig", 0, 0, G_OPTION_ARG_STRING, &a->mig,
+      "run on a MIG instance of this profile (e.g. 3g.40gb)", "PROFILE" },
+    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &a->fidelity,
+      "block (default) or warp: issue every warp instruction (small kernels)",
+      "LEVEL" },
+    { "warp-policy", 0, 0, G_OPTION_ARG_STRING, &a->warp_policy,
+      "warp fidelity's scheduler: lrr (loose round-robin) or gto "
+      "(greedy then oldest)", "POLICY" },
+    { NULL }
+  };
+  GOptionEntry set_entry[] = {
+    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->set,
+      "override an arch parameter (what-if), e.g. --set sm.count=264",
+      "KEY=VALUE" },
+    { NULL }
+  };
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (with_set)
+    g_option_context_add_main_entries (ctx, set_entry, NULL);
+}
+
+void
+gs_partition_args_clear (GsPartitionArgs *a)
+{
+  g_free (a->arch);
+  g_strfreev (a->set);
+  g_free (a->mig);
+  g_free (a->fidelity);
+  g_free (a->warp_policy);
+  g_free (a->mode);
+  g_free (a->runtime);
+  g_free (a->dtype);
+  g_free (a->attention);
+  g_free (a->optimizer);
+  memset (a, 0, sizeof *a);
+}
+
+static gboolean
+usage (GError **error, const char *fmt, const char *arg)
+{
+  g_set_error (error, GS_ERROR, GS_ERROR_USAGE, fmt, arg);
+  return FALSE;
+}
+
+gboolean
+gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
+                            GError **error)
+{
+  gs_workload_options_init (o);
+  if (a->batch < 0 || a->seq < 0 || a->gen_tokens < 0)
+    return usage (error, "%s must not be negative",
+                  "--batch, --seq and --gen-tokens");
+  o->batch = a->batch;
+  o->seq = a->seq;
+  o->gen_tokens = a->gen_tokens;
+  if (a->mode && strcmp (a->mode, "inference") != 0
+      && strcmp (a->mode, "training") != 0)
+    return usage (error, "--mode %s: use inference or training", a->mode);
+  o->mode = a->mode;
+  if (a->runtime && (o->runtime = gs_runtime_parse (a->runtime)) < 0)
+    return usage (error, "--runtime %s: use eager or compiled", a->runtime);
+  if (a->dtype && (o->dtype = gs_dtype_parse (a->dtype)) < 0)
+    return usage (error, "--dtype %s: use fp32, tf32, fp16, bf16 or fp8",
+                  a->dtype);
+  o->attention = a->attention;
+  o->optimizer = a->optimizer;
+  return TRUE;
+}
+
+gboolean
+gs_partition_apply_sets (GsArch *arch, char *const *set, GError **error)
+{
+  for (char *const *s = set; s && *s; s++)
+    {
+      const char *eq = strchr (*s, '=');
+      if (eq == NULL || eq == *s)
+        return usage (error, "--set %s: expected KEY=VALUE", *s);
+      g_autofree char *key = g_strndup (*s, eq - *s);
+      if (!gs_arch_set (arch, key, eq + 1, error))
+        return FALSE;
+    }
+  if (set && *set && !gs_arch_validate (arch, error))
+    {
+      (*error)->code = GS_ERROR_USAGE;
+      return FALSE;
+    }
+  return TRUE;
+}
+
+GsArch *
+gs_partition_args_arch (const GsPartitionArgs *a, GError **error)
+{
+  if (a->arch == NULL)
+    {
+      usage (error, "%s", "--arch is required (gpusim arch list)");
+      return NULL;
+    }
+  GsArch *arch = gs_arch_load (a->arch, error);
+  if (arch != NULL && !gs_partition_apply_sets (arch, a->set, error))
+    {
+      gs_arch_free (arch);
+      return NULL;
+    }
+  return arch;
+}
+
+gboolean
+gs_partition_gpu_options (const GsArch *arch, const char *mig,
+                          double sm_limit, const char *fidelity,
+                          const char *policy, GsGpuOptions *o, GError **error)
+{
+  if (!gs_partition_apply (arch, mig, sm_limit, o, error))
+    return FALSE;
+  if (fidelity != NULL)
+    {
+      int f = gs_fidelity_parse (fidelity);
+      if (f < 0)
+        return usage (error, "--fidelity %s: use block or warp", fidelity);
+      o->fidelity = (GsFidelity) f;
+    }
+  if (policy != NULL)
+    {
+      int p = gs_warp_policy_parse (policy);
+      if (p < 0)
+        return usage (error, "--warp-policy %s: use lrr or gto", policy);
+      if (o->fidelity != GS_FIDELITY_WARP)
+        return usage (error, "--warp-policy %s needs --fidelity warp", policy);
+      o->warp_policy = (GsWarpPolicy) p;
+    }
+  return TRUE;
+}

@@ -1,0 +1,100 @@
+#!/bin/sh
+# gpusim tests: `gpusim explain` (text, JSON, inline kernels, ops,
+# partitions, the warp level, and its usage errors).
+cd "$GS_SRCDIR" || exit 1
+J="$GS_BUILDDIR/tests/jsonq"
+T=examples/arch/teaching-gpu.cfg
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..12"
+
+check () {  # check N description command...: passes when the command does
+  n=$1; d=$2; shift 2
+  if "$@"; then echo "ok $n $d"; else echo "not ok $n $d"; fi
+}
+
+# 1-2. The tail effect, in text: shared memory binds, 133 blocks in 2 waves.
+"$GPUSIM" explain examples/waves.workload --arch h100 --kernel 2 > "$tmp/w.txt"
+check 1 "text: occupancy limited by shared memory, 2 waves, 1-block tail" \
+  sh -c "grep -q '228 KiB per SM / 123904 B = 1 block   <- binds' '$tmp/w.txt' &&
+         grep -q 'simulated: 2 waves' '$tmp/w.txt' &&
+         grep -q 'the last wave has 1 of 132 blocks' '$tmp/w.txt' &&
+         grep -q 'at most 115712 B of shared memory per' '$tmp/w.txt'"
+
+# Without --kernel the kernels come longest first: 133-blocks is kernels.0.
+"$GPUSIM" explain examples/waves.workload --arch h100 --format json > "$tmp/w.json"
+bps=$("$J" "$tmp/w.json" kernels.0.occupancy.blocks_per_sm)
+waves=$("$J" "$tmp/w.json" kernels.0.waves.waves)
+tail=$("$J" "$tmp/w.json" kernels.0.waves.tail_efficiency)
+cls=$("$J" "$tmp/w.json" kernels.0.bound.class)
+sp=$("$J" "$tmp/w.json" kernels.0.what_if.0.speedup)
+ch=$("$J" "$tmp/w.json" kernels.0.what_if.0.change)
+check 2 "json: 1 block/SM, 2 waves, tail ~50%, compute-bound, 2x SMs ~2x" \
+  awk -v b="$bps" -v w="$waves" -v t="$tail" -v c="$cls" -v s="$sp" -v h="$ch" \
+  'BEGIN { exit !(b == 1 && w == 2 && t > 0.49 && t < 0.52 &&
+                  c == "compute" && h == "2x the SMs" && s > 1.9 && s < 2.1) }'
+
+# 3. Without --kernel: the longest kernel comes first.
+first=$("$J" "$tmp/w.json" kernels.0.name)
+check 3 "the longest kernel is explained first ($first)" test "$first" = 133-blocks
+
+# 4. The limits in JSON agree with blocks_per_sm (the least of them).
+check 4 "json: blocks per SM is the least limit" sh -c "
+  for k in 0 1; do
+    min=\$(for l in 0 1 2 3; do \"$J\" '$tmp/w.json' kernels.\$k.occupancy.limits.\$l.blocks; done | sort -n | head -1)
+    test \"\$min\" = \"\$(\"$J\" '$tmp/w.json' kernels.\$k.occupancy.blocks_per_sm)\" || exit 1
+  done"
+
+# 5. An inline kernel, derivation by hand: 48 registers x 32 = 1536 per
+# warp; 16384 / 1536 = 10 warps per scheduler, 40 per SM: 5 blocks of 8.
+"$GPUSIM" explain --arch "$T" --grid 512 --block 256 --regs 48 \
+  --work fp32_ops=65536 --work ld_bytes=8192 > "$tmp/i.txt"
+check 5 "inline kernel: 48 registers give 5 blocks of 8 warps" \
+  grep -q '40 warps / 8 per block = 5 blocks   <- binds' "$tmp/i.txt"
+
+# 6. A memory-bound kernel is told that occupancy would not help.
+"$GPUSIM" explain examples/labs/roofline/roofline.workload --arch "$T" \
+  --kernel 1 > "$tmp/r.txt"
+check 6 "DRAM-bound advice and the 2x-bandwidth what-if" \
+  sh -c "grep -q 'More occupancy would not help' '$tmp/r.txt' &&
+         grep -q '2x the DRAM bandwidth .* 2.00x' '$tmp/r.txt'"
+
+# 7. A partition shows in the header and halves the SMs.
+"$GPUSIM" explain examples/saxpy.workload --arch h100 --mig 3g.40gb \
+  --format json > "$tmp/m.json"
+check 7 "MIG 3g.40gb: 60 SMs and the partition named" \
+  sh -c "test \"\$(\"$J\" '$tmp/m.json' sm_count)\" = 60 &&
+         \"$J\" '$tmp/m.json' partition | grep -q '^MIG 3g.40gb: 60 of 132 SMs'"
+
+# 8. The warp level explains too.
+"$GPUSIM" explain examples/labs/latency/latency.workload --arch "$T" \
+  --kernel 3 --fidelity warp > "$tmp/l.txt"
+check 8 "warp level named in the header" grep -q '; warp level$' "$tmp/l.txt"
+
+# 9. An op through the kernel library (exit 0 with a kernel, or exit 1
+# naming what is not modelled).
+"$GPUSIM" explain --arch h100 --op "softmax B=4096 H=1024" > "$tmp/o.txt" 2>&1
+st=$?
+check 9 "--op softmax: explained or refused with a reason (status $st)" \
+  sh -c "{ test $st = 0 && grep -q '^Kernel 1: ' '$tmp/o.txt'; } ||
+         { test $st = 1 && grep -q 'gpusim explain: ' '$tmp/o.txt'; }"
+
+# 10-12. Usage errors: exit status 2 and a message saying what is right.
+"$GPUSIM" explain examples/waves.workload --arch h100 --kernel 3 2> "$tmp/e1"
+st1=$?
+check 10 "--kernel out of range" \
+  sh -c "test $st1 = 2 && grep -q 'the workload has launches 1 to 2' '$tmp/e1'"
+"$GPUSIM" explain --arch h100 2> "$tmp/e2"
+st2=$?
+"$GPUSIM" explain --arch h100 --grid 4 --block 64 --work flops=1 2> "$tmp/e3"
+st3=$?
+check 11 "no kernel given; unknown --work key" \
+  sh -c "test $st2 = 2 && grep -q 'give one of: a WORKLOAD file' '$tmp/e2' &&
+         test $st3 = 2 && grep -q 'key of the work group' '$tmp/e3'"
+"$GPUSIM" explain --arch h100 --op "frob B=4" 2> "$tmp/e4"
+st4=$?
+"$GPUSIM" explain --arch h100 --op "linear B=8 M=x" 2> "$tmp/e5"
+st5=$?
+check 12 "unknown op; bad op shape" \
+  sh -c "test $st4 = 2 && grep -q \"unknown op 'frob'\" '$tmp/e4' &&
+         test $st5 = 2 && grep -q 'positive whole number' '$tmp/e5'"

@@ -1,0 +1,66 @@
+#!/bin/sh
+# gpusim tests: whole models through the command line: the example
+# workloads run, a config.json runs directly, training reports forward and
+# backward, bad configs and impossible requests exit with the contract's
+# status and name what is wrong.
+cd "$GS_SRCDIR" || exit 1
+J="$GS_BUILDDIR/tests/jsonq"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..9"
+n=0
+
+ok () { n=$((n + 1)); echo "ok $n $1"; }
+fail () { n=$((n + 1)); echo "not ok $n $1"; sed 's/^/# /' "$tmp/err" 2>/dev/null | tail -5; }
+
+# Every example model workload runs and predicts a positive time.
+for w in gpt2 bert llama mixtral t5; do
+  if "$GPUSIM" run "examples/$w.workload" --arch h100 --format json \
+       > "$tmp/$w.json" 2> "$tmp/err" &&
+     awk -v t="$("$J" "$tmp/$w.json" total_ms)" 'BEGIN { exit !(t > 0) }'; then
+    ok "examples/$w.workload"
+  else
+    fail "examples/$w.workload"
+  fi
+done
+
+# A config.json on the command line, as in DESIGN.md.
+if "$GPUSIM" run data/neusight/models/gpt3_27.json --arch h100 --batch 8 \
+     --seq 2048 --format json > "$tmp/g.json" 2> "$tmp/err" &&
+   [ "$("$J" "$tmp/g.json" kernels.#)" -gt 800 ]; then
+  ok "gpt3_27.json --batch 8 --seq 2048"
+else
+  fail "gpt3_27.json --batch 8 --seq 2048"
+fi
+
+# Training: forward and backward add up; a GPU-bound model's backward
+# (two GEMMs per forward GEMM) takes about twice its forward.
+"$GPUSIM" run examples/configs/bert-large.json --arch h100 --batch 8 \
+  --seq 128 --mode training --format json > "$tmp/t.json" 2> "$tmp/err"
+t=$("$J" "$tmp/t.json" total_ms); f=$("$J" "$tmp/t.json" forward_ms)
+b=$("$J" "$tmp/t.json" backward_ms)
+if awk -v t="$t" -v f="$f" -v b="$b" \
+     'BEGIN { exit !(f > 0 && b > 1.5 * f && b < 3 * f && (f + b - t) < 1e-9 && (t - f - b) < 1e-9) }'; then
+  ok "training: forward $f + backward $b = $t ms"
+else
+  fail "training: total=$t forward=$f backward=$b"
+fi
+
+# A bad config is bad input (exit 3) naming the file and the key.
+"$GPUSIM" run tests/data/models/bad-type.json --arch h100 > /dev/null 2> "$tmp/err"
+st=$?
+if [ $st -eq 3 ] && grep -q "bad-type.json: key 'n_layer'" "$tmp/err"; then
+  ok "bad config: exit 3 with file and key"
+else
+  fail "bad config: exit $st"
+fi
+
+# fp8 on a GPU without FP8 tensor cores: no prediction (exit 1).
+"$GPUSIM" run tests/data/models/tiny-llama.json --arch v100-pcie-32gb \
+  --seq 64 --dtype fp8 > /dev/null 2> "$tmp/err"
+st=$?
+if [ $st -eq 1 ] && grep -q "fp8" "$tmp/err"; then
+  ok "fp8 on V100: exit 1"
+else
+  fail "fp8 on V100: exit $st"
+fi

@@ -1,0 +1,87 @@
+#!/bin/sh
+# gpusim tests: `gpusim sweep` (the grid, CSV, SVG, progress, errors) and
+# the hypothetical arch files of examples/arch/.
+cd "$GS_SRCDIR" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..9"
+
+check () {
+  n=$1; d=$2; shift 2
+  if "$@"; then echo "ok $n $d"; else echo "not ok $n $d"; fi
+}
+
+# 1-3. A 2 x 2 grid on a streaming kernel: the header, a row per point,
+# speedup 1 at the arch as given, time following the bandwidth only.
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 \
+  --set sm.count=66,132 --set dram.bandwidth_gbs=1675,3350 \
+  -o "$tmp/s.csv" --plot "$tmp/s.svg" 2> "$tmp/err"
+st=$?
+check 1 "csv: header and 4 rows" \
+  sh -c "test $st = 0 && test \"\$(wc -l < '$tmp/s.csv')\" -eq 5 &&
+         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,speedup'"
+check 2 "speedup 1 at the arch as given (132 SMs, 3350 GB/s)" \
+  awk -F, '$1 == 132 && $2 == 3350 { found = 1; ok = ($6 > 0.999 && $6 < 1.001) }
+           END { exit !(found && ok) }' "$tmp/s.csv"
+check 3 "a streaming kernel: half the bandwidth doubles the time, SMs do not matter" \
+  awk -F, 'NR > 1 { t[$1 "/" $2] = $3 }
+           END { r = t["132/1675"] / t["132/3350"]; s = t["66/3350"] / t["132/3350"];
+                 exit !(r > 1.9 && r < 2.1 && s > 0.98 && s < 1.02) }' "$tmp/s.csv"
+
+# 4. The plot: a standalone SVG with a line per bandwidth and axis labels.
+check 4 "svg: standalone, 2 lines, labelled axes" \
+  sh -c "head -1 '$tmp/s.svg' | grep -q '^<?xml' &&
+         grep -q '<svg xmlns=\"http://www.w3.org/2000/svg\"' '$tmp/s.svg' &&
+         tail -1 '$tmp/s.svg' | grep -qx '</svg>' &&
+         test \"\$(grep -c '<polyline' '$tmp/s.svg')\" -eq 2 &&
+         grep -q '>sm.count</text>' '$tmp/s.svg' &&
+         grep -q '>total time (ms)</text>' '$tmp/s.svg'"
+
+# 5. Quiet on a non-terminal; --progress reports each point.
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 --set sm.count=66,132 \
+  --progress > /dev/null 2> "$tmp/p"
+check 5 "quiet without a terminal, one line per point with --progress" \
+  sh -c "test ! -s '$tmp/err' && test \"\$(grep -c '^gpusim sweep: \[[12]/2\]' '$tmp/p')\" -eq 2"
+
+# 6. Workload options as `run` takes them; CSV on standard output.
+"$GPUSIM" sweep examples/labs/waves/waves.workload \
+  --arch examples/arch/teaching-gpu.cfg --set sm.count=8,16 --mode training \
+  --batch 4 > "$tmp/w.csv"
+check 6 "workload options accepted; 16 SMs make the waves lab faster" \
+  awk -F, 'NR == 2 { a = $3 } NR == 3 { b = $3 } END { exit !(NR == 3 && b < a) }' \
+  "$tmp/w.csv"
+
+# 7. A hypothetical GPU whose base is relative to its file, from elsewhere.
+(cd "$tmp" && "$GPUSIM" run "$GS_SRCDIR/examples/saxpy.workload" \
+   --arch "$GS_SRCDIR/examples/arch/h100-2x-bandwidth.cfg" --format json) > "$tmp/b.json"
+(cd "$tmp" && "$GPUSIM" run "$GS_SRCDIR/examples/saxpy.workload" \
+   --arch h100 --format json) > "$tmp/a.json"
+check 7 "examples/arch/h100-2x-bandwidth.cfg loads from any directory, ~2x faster" \
+  awk -v a="$("$GS_BUILDDIR/tests/jsonq" "$tmp/a.json" total_ms)" \
+      -v b="$("$GS_BUILDDIR/tests/jsonq" "$tmp/b.json" total_ms)" \
+      'BEGIN { r = a / b; exit !(r > 1.8 && r < 2.1) }'
+
+# 8. Every example arch file loads.
+ok=1
+for f in examples/arch/*.cfg; do
+  "$GPUSIM" arch show "$f" > /dev/null 2>&1 || { ok=0; echo "# $f does not load"; }
+done
+check 8 "examples/arch/*.cfg load" test $ok = 1
+
+# 9. Usage errors: exit 2, nothing written, a message naming the fix.
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 --set sm.count=0,66 \
+  -o "$tmp/bad.csv" 2> "$tmp/e1"
+s1=$?
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 --set sm.count \
+  2> "$tmp/e2"
+s2=$?
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 2> "$tmp/e3"
+s3=$?
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 --set sm.count=66 \
+  --set sm.count=132 2> "$tmp/e4"
+s4=$?
+check 9 "bad value, no values, no --set, a key swept twice" \
+  sh -c "test $s1 = 2 && test ! -e '$tmp/bad.csv' && grep -q 'sm.count=0,66' '$tmp/e1' &&
+         test $s2 = 2 && grep -q 'expected KEY=V1,V2' '$tmp/e2' &&
+         test $s3 = 2 && grep -q 'give at least one --set' '$tmp/e3' &&
+         test $s4 = 2 && grep -q 'swept twice' '$tmp/e4'"

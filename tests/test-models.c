@@ -1,0 +1,934 @@
+/* gpusim tests: whole Transformers from Hugging Face configs.
+ *
+ * Op lists are checked against what transformers 4.36 / PyTorch 2.1 run
+ * (docs/models.md): per-layer op counts and shapes of small configs of
+ * every model family, the measured per-op lists of the two V100 examples
+ * in data/neusight/e2e-examples, backward and decode structure, runtimes,
+ * dtypes and the host timeline.  The accuracy checks compare end-to-end
+ * predictions with the two V100 measurements (5%).
+ */
+#include "config.h"
+#include "workloads/model.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+#include "sim/gpu.h"
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ helpers */
+
+static char *
+src_path (const char *first, ...)
+{
+  const char *root = g_getenv ("GS_SRCDIR") ? g_getenv ("GS_SRCDIR") : ".";
+  GPtrArray *parts = g_ptr_array_new ();
+  g_ptr_array_add (parts, (gpointer) root);
+  va_list ap;
+  va_start (ap, first);
+  for (const char *p = first; p != NULL; p = va_arg (ap, const char *))
+    g_ptr_array_add (parts, (gpointer) p);
+  va_end (ap);
+  g_ptr_array_add (parts, NULL);
+  char *path = g_build_filenamev ((char **) parts->pdata);
+  g_ptr_array_free (parts, TRUE);
+  return path;
+}
+
+static char *
+fixture (const char *name)
+{
+  return src_path ("tests", "data", "models", name, NULL);
+}
+
+typedef struct {
+  int batch, seq, gen;
+  const char *mode, *attention, *optimizer;
+  int runtime, dtype;
+} Req;
+
+static GsWorkloadOptions
+options (const Req *r)
+{
+  GsWorkloadOptions o;
+  gs_workload_options_init (&o);
+  o.batch = r->batch;
+  o.seq = r->seq;
+  o.gen_tokens = r->gen;
+  o.mode = r->mode;
+  o.attention = r->attention;
+  o.optimizer = r->optimizer;
+  o.runtime = r->runtime ? r->runtime : -1;
+  o.dtype = r->dtype ? r->dtype : -1;
+  return o;
+}
+
+static GsModelPlan *
+plan_ok (const char *file, const Req *r, const GsArch *arch)
+{
+  GsWorkloadOptions o = options (r);
+  GError *error = NULL;
+  GsModelPlan *p = gs_model_plan (file, &o, arch, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (p);
+  return p;
+}
+
+static GsModelPlan *
+plan_fixture (const char *name, const Req *r)
+{
+  g_autofree char *f = fixture (name);
+  return plan_ok (f, r, NULL);
+}
+
+static const GsOp *
+op_at (const GsModelPlan *p, guint i)
+{
+  return &g_array_index (p->ops, GsOp, i);
+}
+
+/* Ops of LAYER in PHASE (-1: any phase). */
+static guint
+count_ops (const GsModelPlan *p, int layer, int phase, int kind,
+           const char *name)
+{
+  guint n = 0;
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if ((layer == G_MININT || op->layer == layer)
+          && (phase < 0 || (int) op->phase == phase)
+          && (kind < 0 || (int) op->kind == kind)
+          && (name == NULL || strcmp (op->name, name) == 0))
+        n++;
+    }
+  return n;
+}
+
+#define ANY_LAYER G_MININT
+
+static const GsOp *
+find_op (const GsModelPlan *p, guint nth, const char *tag_part,
+         const char *name)
+{
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if (op->tag && strstr (op->tag, tag_part)
+          && (name == NULL || strcmp (op->name, name) == 0) && nth-- == 0)
+        return op;
+    }
+  return NULL;
+}
+
+static GsArch *
+arch_or_skip (const char *name)
+{
+  GError *error = NULL;
+  GsArch *a = gs_arch_load (name, &error);
+  if (a == NULL)
+    {
+      g_autofree char *msg = g_strdup_printf ("arch %s: %s", name,
+                                              error->message);
+      g_test_skip (msg);
+      g_error_free (error);
+    }
+  return a;
+}
+
+/* Lowers and simulates; NULL with a skip when the kernel library cannot
+ * model an op yet. */
+static GsGpu *
+simulate_or_skip (const GsModelPlan *p, const GsArch *arch,
+                  GsProgram **prog_out)
+{
+  GError *error = NULL;
+  GsProgram *prog = gs_model_plan_lower (p, arch, &error);
+  if (prog == NULL)
+    {
+      g_assert_true (g_error_matches (error, GS_ERROR, GS_ERROR_PREDICT));
+      g_autofree char *msg = g_strdup_printf ("kernel library: %s",
+                                              error->message);
+      g_test_skip (msg);
+      g_error_free (error);
+      return NULL;
+    }
+  GsGpuOptions go = { 0 };
+  GsGpu *gpu = gs_program_run (prog, arch, &go, &error);
+  g_assert_no_error (error);
+  if (prog_out)
+    *prog_out = prog;
+  else
+    gs_program_free (prog);
+  return gpu;
+}
+
+/* ------------------------------------------------------------ bad input */
+
+typedef struct {
+  const char *file;
+  int code;
+  const char *words[3];    /* must appear in the message */
+} BadCase;
+
+static const BadCase bad_cases[] = {
+  { "bad-missing-key.json", GS_ERROR_INPUT, { "'n_embd'", "missing", NULL } },
+  { "bad-type.json", GS_ERROR_INPUT, { "'n_layer'", "positive integer" } },
+  { "bad-zero.json", GS_ERROR_INPUT, { "'n_head'", "is 0" } },
+  { "bad-negative.json", GS_ERROR_INPUT, { "'hidden_size'", "-64" } },
+  { "bad-unknown-type.json", GS_ERROR_INPUT, { "'model_type'", "rwkv",
+                                               "supported" } },
+  { "bad-no-type.json", GS_ERROR_INPUT, { "'model_type'", "missing" } },
+  { "bad-syntax.json", GS_ERROR_INPUT, { "bad-syntax.json:" } },
+  { "bad-heads.json", GS_ERROR_INPUT, { "'n_embd'", "multiple", "'n_head'" } },
+  { "bad-dropout.json", GS_ERROR_INPUT, { "'attn_pdrop'", "[0, 1)" } },
+  { "bad-kv-heads.json", GS_ERROR_INPUT, { "'num_key_value_heads'",
+                                           "divide" } },
+  { "bad-act.json", GS_ERROR_INPUT, { "'activation_function'", "mish" } },
+  { "bad-array.json", GS_ERROR_INPUT, { "one JSON object" } },
+  { "no-such-file.json", GS_ERROR_IO, { "no-such-file.json" } },
+};
+
+static void
+test_bad_configs (void)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (bad_cases); i++)
+    {
+      const BadCase *c = &bad_cases[i];
+      g_autofree char *f = fixture (c->file);
+      GsWorkloadOptions o;
+      gs_workload_options_init (&o);
+      GError *error = NULL;
+      GsModelPlan *p = gs_model_plan (f, &o, NULL, &error);
+      g_assert_null (p);
+      g_assert_error (error, GS_ERROR, c->code);
+      g_assert_nonnull (strstr (error->message, c->file));
+      for (int w = 0; w < 3 && c->words[w]; w++)
+        if (strstr (error->message, c->words[w]) == NULL)
+          g_error ("%s: '%s' not in \"%s\"", c->file, c->words[w],
+                   error->message);
+      g_error_free (error);
+    }
+}
+
+/* Requests a valid config cannot satisfy. */
+static void
+test_bad_requests (void)
+{
+  struct { const char *file; Req r; int code; const char *word; } cases[] = {
+    { "tiny-gpt2.json", { .mode = "bogus" }, GS_ERROR_USAGE, "mode" },
+    { "tiny-gpt2.json", { .optimizer = "adam" }, GS_ERROR_USAGE, "training" },
+    { "tiny-gpt2.json", { .optimizer = "sgd", .mode = "training" },
+      GS_ERROR_USAGE, "sgd" },
+    { "tiny-gpt2.json", { .mode = "training", .gen = 4 }, GS_ERROR_USAGE,
+      "gen_tokens" },
+    { "tiny-gpt2.json", { .seq = 300 }, GS_ERROR_PREDICT, "256" },
+    { "tiny-gpt2.json", { .seq = 250, .gen = 10 }, GS_ERROR_PREDICT,
+      "positions" },
+    { "tiny-bert.json", { .seq = 16, .gen = 4 }, GS_ERROR_PREDICT,
+      "encoder" },
+    { "tiny-gpt2.json", { .attention = "paged" }, GS_ERROR_USAGE, "paged" },
+    { "tiny-gpt2.json", { .attention = "flash2" }, GS_ERROR_PREDICT,
+      "fp16" },
+    { "tiny-gpt2.json", { .dtype = GS_DTYPE_INT8 }, GS_ERROR_USAGE, "int8" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *f = fixture (cases[i].file);
+      GsWorkloadOptions o = options (&cases[i].r);
+      GError *error = NULL;
+      g_assert_null (gs_model_plan (f, &o, NULL, &error));
+      g_assert_error (error, GS_ERROR, cases[i].code);
+      if (strstr (error->message, cases[i].word) == NULL)
+        g_error ("case %u: '%s' not in \"%s\"", i, cases[i].word,
+                 error->message);
+      g_clear_error (&error);
+    }
+}
+
+/* ------------------------------------------------------------ per layer */
+
+typedef struct {
+  const char *file;
+  int layer;
+  guint ops;               /* eager inference ops in that layer */
+  guint gemms;
+} LayerCase;
+
+/* Worked out from the transformers 4.36 modules (docs/models.md):
+ *  gpt2   ln, c_attn, matmul[clone q, clone k^T, bmm], full, div, full,
+ *         where, softmax, matmul[clone v, bmm], contiguous, c_proj, add,
+ *         ln, c_fc, gelu_new x8, c_proj, add                     = 27
+ *  bert   query, key, value, matmul[2 clones, bmm], div, add mask,
+ *         softmax, matmul[clone, bmm], contiguous, dense, add, LN,
+ *         dense, gelu, dense, add, LN                            = 20
+ *  opt    LN, q_proj, *scaling, k_proj, contiguous, v_proj,
+ *         contiguous, q contiguous, bmm, add mask, max, softmax, bmm,
+ *         contiguous, out_proj, add, LN, fc1, relu, fc2, add      = 21
+ *  neo    ln, q, k, v, matmul[2 clones, bmm], full, where, add mask,
+ *         softmax, matmul[clone, bmm], contiguous, out_proj, add, ln,
+ *         c_fc, gelu_new x8, c_proj, add                          = 28
+ *  llama  rms x6, q, k, v, cos/sin index x2, rotary (mul, neg, cat,
+ *         mul, add) x2, repeat_kv x2, matmul[clone q, bmm], div, add,
+ *         softmax, bmm, contiguous, o, add, rms x6, gate, silu, up,
+ *         mul, down, add                                          = 44 */
+static const LayerCase layer_cases[] = {
+  { "tiny-gpt2.json", 0, 27, 6 },
+  { "tiny-gpt2.json", 1, 27, 6 },
+  { "tiny-bert.json", 0, 20, 8 },
+  { "tiny-opt.json", 1, 21, 8 },
+  { "tiny-neo.json", 1, 28, 8 },
+  { "tiny-llama.json", 0, 44, 9 },
+};
+
+static void
+test_layers (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  for (guint i = 0; i < G_N_ELEMENTS (layer_cases); i++)
+    {
+      const LayerCase *c = &layer_cases[i];
+      g_autoptr (GsModelPlan) p = plan_fixture (c->file, &r);
+      guint n = count_ops (p, c->layer, -1, -1, NULL);
+      guint g = count_ops (p, c->layer, -1, GS_OP_GEMM, NULL);
+      if (n != c->ops || g != c->gemms)
+        g_error ("%s layer %d: %u ops (%u GEMMs), expected %u (%u)",
+                 c->file, c->layer, n, g, c->ops, c->gemms);
+      g_assert_cmpuint (count_ops (p, c->layer, GS_PHASE_BACKWARD, -1, NULL),
+                        ==, 0);
+    }
+}
+
+static void
+assert_gemm (const GsOp *op, int64_t batch, int64_t m, int64_t n, int64_t k)
+{
+  g_assert_nonnull (op);
+  g_assert_cmpint (op->kind, ==, GS_OP_GEMM);
+  g_assert_cmpint (op->batch, ==, batch);
+  g_assert_cmpint (op->m, ==, m);
+  g_assert_cmpint (op->n, ==, n);
+  g_assert_cmpint (op->k, ==, k);
+}
+
+/* GEMM shapes and layouts of the GPT-2 layer and head (B=2, S=16, H=64,
+ * 4 heads, vocab 1000). */
+static void
+test_gpt2_shapes (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-gpt2.json", &r);
+  const GsOp *qkv = find_op (p, 0, "h.0.attn.c_attn", NULL);
+  assert_gemm (qkv, 1, 32, 192, 64);
+  g_assert_true (qkv->bias);
+  g_assert_cmpint (qkv->layout, ==, GS_LAYOUT_NN);   /* Conv1D: W [k,n] */
+  assert_gemm (find_op (p, 0, "h.0.attn.matmul", "bmm"), 8, 16, 16, 16);
+  assert_gemm (find_op (p, 1, "h.0.attn.matmul", "bmm"), 8, 16, 16, 16);
+  assert_gemm (find_op (p, 0, "h.0.mlp.c_fc", NULL), 1, 32, 256, 64);
+  assert_gemm (find_op (p, 0, "h.0.mlp.c_proj", NULL), 1, 32, 64, 256);
+  const GsOp *head = find_op (p, 0, "lm_head", NULL);
+  assert_gemm (head, 1, 32, 1000, 64);
+  g_assert_false (head->bias);
+  g_assert_cmpint (head->layout, ==, GS_LAYOUT_TN);  /* nn.Linear */
+  const GsOp *sm = find_op (p, 0, "h.1.attn", "_softmax");
+  g_assert_cmpint (sm->rows, ==, 2 * 4 * 16);
+  g_assert_cmpint (sm->cols, ==, 16);
+}
+
+static void
+test_moe_and_encdec (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  /* Mixtral: q, k, v, o, two bmm, the gate, and 3 GEMMs per expert
+   * (4 experts; balanced routing gives each 2 x 16 x 2 / 4 tokens). */
+  g_autoptr (GsModelPlan) mx = plan_fixture ("tiny-mixtral.json", &r);
+  g_assert_cmpuint (count_ops (mx, 0, -1, GS_OP_GEMM, NULL), ==, 4 + 2 + 1
+                                                                  + 3 * 4);
+  assert_gemm (find_op (mx, 0, "experts.0", NULL), 1, 16, 128, 64);
+  g_assert_cmpuint (count_ops (mx, 0, -1, -1, "topk"), ==, 1);
+  g_assert_cmpuint (count_ops (mx, 0, -1, -1, "index_add_"), ==, 4);
+
+  /* Switch: encoder layer 1 is sparse (step 2): router + 2 GEMMs per
+   * expert, each expert capped at min(16 / 4, capacity 8) per sequence. */
+  g_autoptr (GsModelPlan) sw = plan_fixture ("tiny-switch.json", &r);
+  const GsOp *wi = find_op (sw, 0, "encoder.block.1.layer.1.mlp.experts."
+                                   "expert_0", "mm");
+  assert_gemm (wi, 1, 2 * 4, 256, 64);
+  g_assert_nonnull (find_op (sw, 0, "encoder.block.1.layer.1.mlp.router",
+                             "_softmax"));
+  g_assert_null (find_op (sw, 0, "encoder.block.0.layer.1.mlp.router",
+                          NULL));
+
+  /* T5 (gated-gelu): the decoder has self- and cross-attention; cross
+   * keys come from the 16 encoder tokens. */
+  g_autoptr (GsModelPlan) t5 = plan_fixture ("tiny-t5.json", &r);
+  assert_gemm (find_op (t5, 0, "decoder.block.0.layer.1.EncDecAttention.k",
+                        NULL), 1, 32, 64, 64);
+  g_assert_nonnull (find_op (t5, 0, "encoder.block.0.layer.1.mlp.wi_1",
+                             NULL));
+  /* The relative position bias is computed once per stack (layer 0). */
+  g_assert_nonnull (find_op (t5, 0, "encoder.block.0.layer.0.SelfAttention",
+                             "embedding"));
+  g_assert_null (find_op (t5, 0, "encoder.block.1.layer.0.SelfAttention",
+                          "embedding"));
+  g_assert_cmpuint (count_ops (t5, ANY_LAYER, -1, GS_OP_EMBEDDING,
+                               "embedding"), ==, 2 + 2);
+}
+
+/* ------------------------------------------------- measured op lists */
+
+/* A CSV line split on commas outside double quotes. */
+static char **
+csv_split (const char *line)
+{
+  GPtrArray *f = g_ptr_array_new ();
+  GString *cur = g_string_new (NULL);
+  gboolean q = FALSE;
+  for (const char *c = line; *c && *c != '\n' && *c != '\r'; c++)
+    {
+      if (*c == '"')
+        q = !q;
+      else if (*c == ',' && !q)
+        {
+          g_ptr_array_add (f, g_string_free (cur, FALSE));
+          cur = g_string_new (NULL);
+        }
+      else
+        g_string_append_c (cur, *c);
+    }
+  g_ptr_array_add (f, g_string_free (cur, FALSE));
+  g_ptr_array_add (f, NULL);
+  return (char **) g_ptr_array_free (f, FALSE);
+}
+
+static int64_t
+shape_elems (const char *s)
+{
+  int64_t n = 1;
+  for (const char *c = s; *c; c++)
+    if (g_ascii_isdigit (*c))
+      {
+        char *end;
+        n *= g_ascii_strtoll (c, &end, 10);
+        c = end - 1;
+      }
+  return n;
+}
+
+static gboolean
+in_list (const char *s, const char *const *list)
+{
+  for (; *list; list++)
+    if (strcmp (s, *list) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Does this traced FX node launch a kernel?  Placeholders, attributes,
+ * Python values (no dtype), views and same-dtype casts do not; dropout
+ * modules in eval do not. */
+static const char *
+csv_kernel_class (char **f)
+{
+  static const char *const views[] = {
+    "view", "permute", "transpose", "size", "split", "expand", "to", "type",
+    "unsqueeze", "dim", NULL
+  };
+  const char *op = f[1], *target = f[2], *dtype = f[5];
+  if (in_list (op, (const char *[]) { "placeholder", "get_attr", "output",
+                                      NULL }) || dtype[0] == '\0')
+    return NULL;
+  if (strcmp (op, "call_module") == 0)
+    {
+      if (strstr (target, "dropout") || g_str_has_suffix (target, ".drop"))
+        return NULL;
+      if (strstr (target, "LayerNorm") || strstr (target, "ln_"))
+        return "norm";
+      if (strstr (target, "embeddings") || g_str_has_suffix (target, ".wte")
+          || g_str_has_suffix (target, ".wpe"))
+        return "embedding";
+      if (strstr (target, "activation"))
+        return "elementwise";
+      return "gemm";
+    }
+  if (strcmp (op, "call_method") == 0 && in_list (target, views))
+    return NULL;
+  if (strstr (target, "getitem") || strstr (target, "getattr"))
+    return NULL;
+  if (strstr (target, "matmul") || strstr (target, "addmm"))
+    return "gemm";
+  if (strstr (target, "softmax"))
+    return "softmax";
+  if (strcmp (target, "contiguous") == 0)
+    return "copy";
+  return "elementwise";
+}
+
+/* A copy of CONFIG with one layer, as the per-op traces were taken. */
+static char *
+one_layer_config (const char *config, const char *key, const char *dir)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  GError *error = NULL;
+  json_parser_load_from_file (parser, config, &error);
+  g_assert_no_error (error);
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  json_object_set_int_member (o, key, 1);
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  json_generator_set_root (gen, json_parser_get_root (parser));
+  g_autofree char *base = g_path_get_basename (config);
+  char *out = g_build_filename (dir, base, NULL);
+  json_generator_to_file (gen, out, &error);
+  g_assert_no_error (error);
+  return out;
+}
+
+static void
+check_measured_ops (const char *model, const char *layer_key, int batch,
+                    int seq)
+{
+  g_autofree char *name = g_strdup_printf ("v100-pcie-32gb-%s-inf-%d-%d-ops"
+                                           ".csv", model, seq, batch);
+  g_autofree char *csv = src_path ("data", "neusight", "e2e-examples", name,
+                                   NULL);
+  g_autofree char *cfg_name = g_strdup_printf ("%s.json", model);
+  g_autofree char *cfg = src_path ("data", "neusight", "models", cfg_name,
+                                   NULL);
+  g_autofree char *dir = g_dir_make_tmp ("gs-models-XXXXXX", NULL);
+  g_assert_nonnull (dir);
+  g_autofree char *one = one_layer_config (cfg, layer_key, dir);
+  Req r = { .batch = batch, .seq = seq };
+  g_autoptr (GsModelPlan) p = plan_ok (one, &r, NULL);
+
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (csv, &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  guint at = 0, rows = 0;
+  for (guint l = 1; lines[l] && lines[l][0]; l++)
+    {
+      g_auto (GStrv) f = csv_split (lines[l]);
+      const char *cls = csv_kernel_class (f);
+      if (cls == NULL)
+        continue;
+      rows++;
+      /* The predicted ops of one framework call. */
+      g_assert_cmpuint (at, <, p->ops->len);
+      guint call = g_array_index (p->call, guint, at);
+      gboolean gemm = FALSE;
+      const GsOp *last = NULL;
+      while (at < p->ops->len && g_array_index (p->call, guint, at) == call)
+        {
+          last = op_at (p, at++);
+          gemm |= last->kind == GS_OP_GEMM;
+        }
+      const char *mine = gemm ? "gemm" : gs_op_kind_name (last->kind);
+      int64_t want = shape_elems (f[4]);
+      if (strcmp (mine, cls) != 0 || gs_op_elems (last) != want)
+        g_error ("%s: node %s (%s, %" G_GINT64_FORMAT " elements) predicted "
+                 "as %s '%s' [%s] with %" G_GINT64_FORMAT " elements", name,
+                 f[0], cls, want, mine, last->name, last->tag,
+                 gs_op_elems (last));
+    }
+  g_assert_cmpuint (at, ==, p->ops->len);
+  g_assert_cmpuint (rows, >, 20);
+  g_unlink (one);
+  g_rmdir (dir);
+}
+
+static void
+test_measured_bert (void)
+{
+  check_measured_ops ("bert_large", "num_hidden_layers", 8, 512);
+}
+
+static void
+test_measured_gpt2 (void)
+{
+  check_measured_ops ("gpt2_large", "n_layer", 4, 1024);
+}
+
+/* ------------------------------------------------------------ training */
+
+static void
+test_training (void)
+{
+  Req inf = { .batch = 2, .seq = 16 };
+  Req tr = { .batch = 2, .seq = 16, .mode = "training" };
+  g_autoptr (GsModelPlan) pi = plan_fixture ("tiny-gpt2.json", &inf);
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-gpt2.json", &tr);
+  g_assert_cmpstr (pt->mode, ==, "training");
+  /* Every GEMM has an input-gradient and a weight-gradient GEMM (the
+   * embeddings need grad, so even layer 0's input does). */
+  guint fwd_gemm = count_ops (pt, ANY_LAYER, GS_PHASE_FORWARD, GS_OP_GEMM,
+                              NULL);
+  g_assert_cmpuint (fwd_gemm, ==, count_ops (pi, ANY_LAYER, -1, GS_OP_GEMM,
+                                             NULL));
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_BACKWARD, GS_OP_GEMM,
+                               NULL), ==, 2 * fwd_gemm);
+  /* Dropout runs in training: embd + 3 per layer. */
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 1 + 3 * 2);
+  g_assert_cmpuint (count_ops (pi, ANY_LAYER, -1, -1, "native_dropout"), ==,
+                    0);
+  /* Loss forward and backward; layer norm and gelu backward kernels. */
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_FORWARD, -1,
+                               "_log_softmax"), ==, 1);
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_BACKWARD, -1,
+                               "_log_softmax_backward_data"), ==, 1);
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_BACKWARD, -1,
+                               "native_layer_norm_backward"), ==, 2 * 2 + 1);
+  g_assert_cmpuint (count_ops (pt, 0, GS_PHASE_BACKWARD, -1,
+                               "tanh_backward"), ==, 1);
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_BACKWARD, -1,
+                               "_softmax_backward_data"), ==, 2);
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_BACKWARD, -1,
+                               "embedding_dense_backward"), ==, 2);
+  /* Bias gradients: one reduction per addmm. */
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_BACKWARD,
+                               GS_OP_REDUCE, "sum"), ==,
+                    count_ops (pt, ANY_LAYER, GS_PHASE_FORWARD, -1, "addmm")
+                    + 1 /* wpe broadcast over the batch */);
+  /* Gradients kept from the previous step: one += per parameter tensor
+   * (wte, wpe, 12 per layer, ln_f). */
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_BACKWARD, -1, "add_"),
+                    ==, 2 + 12 * 2 + 2);
+  /* c_fc's weight gradient X^T dY: [k=64, n=256] over 32 tokens. */
+  const GsOp *dw = find_op (pt, 1, "h.1.mlp.c_fc", "mm");
+  assert_gemm (dw, 1, 64, 256, 32);
+  g_assert_cmpint (dw->phase, ==, GS_PHASE_BACKWARD);
+  /* Backward runs layers in reverse. */
+  const GsOp *first_bw = NULL;
+  for (guint i = 0; i < pt->ops->len && first_bw == NULL; i++)
+    if (op_at (pt, i)->phase == GS_PHASE_BACKWARD
+        && op_at (pt, i)->layer >= 0)
+      first_bw = op_at (pt, i);
+  g_assert_cmpint (first_bw->layer, ==, 1);
+}
+
+static void
+test_bert_pretraining (void)
+{
+  Req tr = { .batch = 2, .seq = 16, .mode = "training" };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-bert.json", &tr);
+  /* MLM head over every token to the vocabulary, NSP on the pooled. */
+  assert_gemm (find_op (p, 0, "cls.predictions.decoder", NULL), 1, 32, 1000,
+               64);
+  assert_gemm (find_op (p, 0, "cls.seq_relationship", NULL), 1, 2, 2, 64);
+  g_assert_null (find_op (p, 0, "classifier", NULL));
+  /* The loss is on the MLM logits: the NSP head and pooler get no
+   * gradient. */
+  g_assert_cmpuint (count_ops (p, ANY_LAYER, GS_PHASE_BACKWARD, GS_OP_GEMM,
+                               NULL), ==,
+                    2 * (count_ops (p, ANY_LAYER, GS_PHASE_FORWARD,
+                                    GS_OP_GEMM, NULL) - 2));
+}
+
+static void
+test_optimizer (void)
+{
+  Req tr = { .batch = 2, .seq = 16, .mode = "training",
+             .optimizer = "adam" };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-gpt2.json", &tr);
+  guint n = count_ops (p, ANY_LAYER, GS_PHASE_OPTIMIZER, GS_OP_OPTIMIZER,
+                       NULL);
+  g_assert_cmpuint (n, ==, 7);               /* foreach Adam */
+  /* GPT-2 parameters: V*H + P*H + L*(12H^2 + 13H) + 2H. */
+  int64_t H = 64, want = 1000 * H + 256 * H + 2 * (12 * H * H + 13 * H)
+                         + 2 * H;
+  const GsOp *op = find_op (p, 0, "optimizer", NULL);
+  g_assert_cmpint (op->params, ==, want);
+  /* A training loop with an optimizer zeroes gradients: no +=. */
+  g_assert_cmpuint (count_ops (p, ANY_LAYER, -1, -1, "add_"), ==, 0);
+  Req fu = tr;
+  fu.optimizer = "adam_fused";
+  g_autoptr (GsModelPlan) pf = plan_fixture ("tiny-gpt2.json", &fu);
+  g_assert_cmpuint (count_ops (pf, ANY_LAYER, GS_PHASE_OPTIMIZER, -1, NULL),
+                    ==, 1);
+}
+
+/* ------------------------------------------------------------ decode */
+
+static void
+test_decode (void)
+{
+  Req d = { .batch = 2, .seq = 32, .gen = 3, .mode = "decode" };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-gpt2.json", &d);
+  g_assert_cmpstr (p->mode, ==, "decode");
+  for (guint step = 0; step < 3; step++)
+    {
+      /* One new token per sequence; attention over the cache. */
+      assert_gemm (find_op (p, step, "h.0.attn.c_attn", NULL), 1, 2, 192, 64);
+      assert_gemm (find_op (p, 2 * step, "h.0.attn.matmul", "bmm"), 8, 1,
+                   33 + step, 16);
+      assert_gemm (find_op (p, 2 * step + 1, "h.0.attn.matmul", "bmm"), 8,
+                   1, 16, 33 + step);
+      const GsOp *cat = find_op (p, 2 * step, "h.0.attn", "cat");
+      g_assert_nonnull (cat);
+      g_assert_cmpint (gs_op_elems (cat), ==, 2 * 4 * (33 + step) * 16);
+    }
+  g_assert_null (find_op (p, 3, "h.0.attn.c_attn", NULL));
+  /* No copies for single-token heads. */
+  g_assert_cmpuint (count_ops (p, 0, -1, -1, "contiguous"), ==, 0);
+  g_assert_cmpuint (count_ops (p, 0, -1, -1, "clone"), ==, 0);
+
+  /* generate(): prefill at 32 then 3 more tokens. */
+  Req g = { .batch = 2, .seq = 32, .gen = 4 };
+  g_autoptr (GsModelPlan) pg = plan_fixture ("tiny-gpt2.json", &g);
+  assert_gemm (find_op (pg, 0, "h.0.attn.c_attn", NULL), 1, 64, 192, 64);
+  assert_gemm (find_op (pg, 3, "h.0.attn.c_attn", NULL), 1, 2, 192, 64);
+  g_assert_null (find_op (pg, 4, "h.0.attn.c_attn", NULL));
+  g_assert_cmpuint (count_ops (pg, ANY_LAYER, -1, -1, "argmax"), ==, 4);
+
+  /* Llama decode with GQA: the cache holds the 2 KV heads. */
+  g_autoptr (GsModelPlan) pl = plan_fixture ("tiny-llama.json", &d);
+  /* (the first two cats are rotate_half's for q and k) */
+  const GsOp *kc = find_op (pl, 2, "layers.0.self_attn", "cat");
+  g_assert_cmpint (gs_op_elems (kc), ==, 2 * 2 * 33 * 16);
+  /* T5 decode: cross-attention keys are cached, not recomputed. */
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-t5.json", &d);
+  g_assert_null (find_op (pt, 0, "EncDecAttention.k", NULL));
+  g_assert_null (find_op (pt, 0, "encoder.", NULL));
+}
+
+/* ------------------------------------------------------------ runtimes */
+
+static void
+test_compiled (void)
+{
+  Req e = { .batch = 2, .seq = 16 };
+  Req c = { .batch = 2, .seq = 16, .runtime = GS_RUNTIME_COMPILED };
+  g_autoptr (GsModelPlan) pe = plan_fixture ("tiny-gpt2.json", &e);
+  g_autoptr (GsModelPlan) pc = plan_fixture ("tiny-gpt2.json", &c);
+  g_assert_cmpint (pc->runtime, ==, GS_RUNTIME_COMPILED);
+  g_assert_cmpuint (pc->ops->len, <, pe->ops->len);
+  g_assert_cmpuint (count_ops (pc, ANY_LAYER, -1, GS_OP_GEMM, NULL), ==,
+                    count_ops (pe, ANY_LAYER, -1, GS_OP_GEMM, NULL));
+  /* gelu_new's eight kernels are one generated kernel. */
+  const GsOp *act = find_op (pc, 0, "h.0.mlp.act", NULL);
+  g_assert_cmpint (act->kind, ==, GS_OP_FUSED);
+  g_assert_cmpstr (act->fused, ==, "mul+pow+mul+add+mul+tanh+add+mul");
+  g_assert_cmpint (act->n_in, ==, 1);
+  g_assert_cmpint (act->n_out, ==, 1);
+  /* Scale, causal mask and softmax: one reduction kernel. */
+  const GsOp *sm = find_op (pc, 0, "h.0.attn", "triton_red_fused");
+  g_assert_nonnull (sm);
+  g_assert_nonnull (strstr (sm->fused, "_softmax"));
+  g_assert_nonnull (strstr (sm->fused, "where"));
+  /* Residual add + layer norm: writes the sum and the normalized. */
+  const GsOp *ln = find_op (pc, 0, "h.0.ln_2", NULL);
+  g_assert_cmpstr (ln->fused, ==, "add+native_layer_norm");
+  g_assert_cmpint (ln->n_out, ==, 2);
+  /* No eager-only kernels survive. */
+  g_assert_cmpuint (count_ops (pc, ANY_LAYER, -1, GS_OP_ELEMENTWISE, NULL),
+                    ==, 0);
+  g_assert_cmpuint (count_ops (pc, ANY_LAYER, -1, -1, "full"), ==, 0);
+
+  /* Training: the backward graph is fused too. */
+  Req ct = c;
+  ct.mode = "training";
+  g_autoptr (GsModelPlan) pct = plan_fixture ("tiny-gpt2.json", &ct);
+  Req et = e;
+  et.mode = "training";
+  g_autoptr (GsModelPlan) pet = plan_fixture ("tiny-gpt2.json", &et);
+  g_assert_cmpuint (count_ops (pct, ANY_LAYER, GS_PHASE_BACKWARD, GS_OP_GEMM,
+                               NULL), ==,
+                    count_ops (pet, ANY_LAYER, GS_PHASE_BACKWARD, GS_OP_GEMM,
+                               NULL));
+  g_assert_cmpuint (count_ops (pct, ANY_LAYER, GS_PHASE_BACKWARD, -1, NULL),
+                    <, count_ops (pet, ANY_LAYER, GS_PHASE_BACKWARD, -1,
+                                  NULL));
+}
+
+static void
+test_attention_impl (void)
+{
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  Req f = { .batch = 2, .seq = 16, .attention = "flash2",
+            .dtype = GS_DTYPE_BF16 };
+  g_autofree char *file = fixture ("tiny-llama.json");
+  g_autoptr (GsModelPlan) p = plan_ok (file, &f, h100);
+  const GsOp *a = find_op (p, 0, "layers.0.self_attn", "flash_attn_fwd");
+  g_assert_nonnull (a);
+  g_assert_cmpint (a->kind, ==, GS_OP_ATTENTION);
+  g_assert_cmpint (a->attn, ==, GS_ATTN_FLASH2);
+  g_assert_cmpint (a->heads, ==, 4);
+  g_assert_cmpint (a->kv_heads, ==, 2);
+  g_assert_cmpint (a->seq_q, ==, 16);
+  g_assert_true (a->causal);
+  g_assert_cmpuint (count_ops (p, ANY_LAYER, -1, GS_OP_SOFTMAX, NULL), ==,
+                    0);
+  g_assert_cmpuint (count_ops (p, 0, -1, GS_OP_GEMM, "bmm"), ==, 0);
+  /* Memory-efficient attention works in fp32; training adds its
+   * backward. */
+  Req m = { .batch = 2, .seq = 16, .attention = "mem_eff",
+            .mode = "training" };
+  g_autoptr (GsModelPlan) pm = plan_ok (file, &m, h100);
+  g_assert_cmpuint (count_ops (pm, ANY_LAYER, GS_PHASE_BACKWARD,
+                               GS_OP_ATTENTION, "efficient_attention_bwd"),
+                    ==, 2);
+}
+
+static void
+test_dtypes (void)
+{
+  g_autoptr (GsArch) v100 = arch_or_skip ("v100-pcie-32gb");
+  g_autoptr (GsArch) h100 = v100 ? arch_or_skip ("h100") : NULL;
+  if (h100 == NULL)
+    return;
+  g_autofree char *file = fixture ("tiny-llama.json");
+  Req f8 = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_FP8 };
+  GsWorkloadOptions o = options (&f8);
+  GError *error = NULL;
+  g_assert_null (gs_model_plan (file, &o, v100, &error));
+  g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
+  g_assert_nonnull (strstr (error->message, "fp8"));
+  g_clear_error (&error);
+  Req fa = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_FP16,
+             .attention = "flash2" };
+  o = options (&fa);
+  g_assert_null (gs_model_plan (file, &o, v100, &error));
+  g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
+  g_clear_error (&error);
+  /* fp8 on Hopper: GEMMs in fp8, the rest in bf16. */
+  g_autoptr (GsModelPlan) p = plan_ok (file, &f8, h100);
+  g_assert_cmpint (find_op (p, 0, "q_proj", NULL)->dtype, ==, GS_DTYPE_FP8);
+  g_assert_cmpint (find_op (p, 0, "input_layernorm", "pow")->dtype, ==,
+                   GS_DTYPE_BF16);
+  /* tf32 changes GEMMs only; half precision adds RMSNorm's casts. */
+  Req tf = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_TF32 };
+  g_autoptr (GsModelPlan) pt = plan_ok (file, &tf, h100);
+  g_assert_cmpint (find_op (pt, 0, "q_proj", NULL)->dtype, ==, GS_DTYPE_TF32);
+  g_assert_cmpint (find_op (pt, 0, "input_layernorm", "pow")->dtype, ==,
+                   GS_DTYPE_FP32);
+  Req hf = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_FP16 };
+  g_autoptr (GsModelPlan) ph = plan_ok (file, &hf, h100);
+  g_assert_cmpuint (count_ops (ph, 0, -1, -1, NULL), >,
+                    count_ops (pt, 0, -1, -1, NULL));
+}
+
+/* ------------------------------------------------------------ host */
+
+static void
+test_host_costs (void)
+{
+  Req e = { .batch = 1, .seq = 8 };
+  Req c = { .batch = 1, .seq = 8, .runtime = GS_RUNTIME_COMPILED };
+  g_autoptr (GsModelPlan) pe = plan_fixture ("tiny-gpt2.json", &e);
+  g_autoptr (GsModelPlan) pc = plan_fixture ("tiny-gpt2.json", &c);
+  for (guint i = 0; i < pe->ops->len; i++)
+    g_assert_cmpfloat (g_array_index (pe->host_ns, double, i), >=, 4000);
+  /* Python per op in eager; the compiled wrapper costs far less. */
+  g_assert_cmpfloat (pe->host_us, >, 2 * pc->host_us);
+  /* gelu_new from Python: 8 ops, each at least the op cost. */
+  g_assert_cmpfloat (pe->host_us / pe->ops->len, >, 10);
+}
+
+/* A tiny model at batch 1 is host-bound: the GPU waits for Python, so
+ * the end-to-end time is the host time; a large one is GPU-bound. */
+static void
+test_host_timeline (void)
+{
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  Req e = { .batch = 1, .seq = 8 };
+  g_autofree char *file = fixture ("tiny-gpt2.json");
+  g_autoptr (GsModelPlan) p = plan_ok (file, &e, h100);
+  GsProgram *prog = NULL;
+  g_autoptr (GsGpu) gpu = simulate_or_skip (p, h100, &prog);
+  if (gpu == NULL)
+    return;
+  int64_t last = -1;
+  for (guint i = 0; i < prog->launches->len; i++)
+    {
+      int64_t t = g_array_index (prog->launches, GsLaunch, i).k.issue_ps;
+      g_assert_cmpint (t, >=, last);
+      last = t;
+    }
+  double end_us = gs_gpu_end_time (gpu) / 1e6;
+  g_assert_cmpfloat (end_us, >=, p->host_us);
+  g_assert_cmpfloat (end_us, <, p->host_us + 50);
+  gs_program_free (prog);
+}
+
+/* ------------------------------------------------------------ accuracy */
+
+static double
+measured_e2e_ms (const char *file)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  GError *error = NULL;
+  json_parser_load_from_file (parser, file, &error);
+  g_assert_no_error (error);
+  JsonObject *o = json_node_get_object (json_parser_get_root (parser));
+  return json_object_get_double_member (o, "e2e_ms");
+}
+
+static void
+check_accuracy (const char *model, int batch, int seq)
+{
+  g_autoptr (GsArch) v100 = arch_or_skip ("v100-pcie-32gb");
+  if (v100 == NULL)
+    return;
+  g_autofree char *name = g_strdup_printf ("v100-pcie-32gb-%s-inf-%d-%d.json",
+                                           model, seq, batch);
+  g_autofree char *meas = src_path ("data", "neusight", "e2e-examples", name,
+                                    NULL);
+  g_autofree char *cfg_name = g_strdup_printf ("%s.json", model);
+  g_autofree char *cfg = src_path ("data", "neusight", "models", cfg_name,
+                                   NULL);
+  Req r = { .batch = batch, .seq = seq };
+  g_autoptr (GsModelPlan) p = plan_ok (cfg, &r, v100);
+  g_autoptr (GsGpu) gpu = simulate_or_skip (p, v100, NULL);
+  if (gpu == NULL)
+    return;
+  double pred = gs_gpu_end_time (gpu) / 1e9;
+  double want = measured_e2e_ms (meas);
+  double err = (pred - want) / want;
+  g_test_message ("%s: predicted %.2f ms, measured %.2f ms (%+.1f%%)", name,
+                  pred, want, 100 * err);
+  if (fabs (err) > 0.05)
+    g_error ("%s: predicted %.2f ms, measured %.2f ms: %+.1f%% is outside "
+             "5%%", name, pred, want, 100 * err);
+}
+
+static void
+test_accuracy_bert (void)
+{
+  check_accuracy ("bert_large", 8, 512);
+}
+
+static void
+test_accuracy_gpt2 (void)
+{
+  check_accuracy ("gpt2_large", 4, 1024);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/models/config/bad", test_bad_configs);
+  g_test_add_func ("/models/config/bad-requests", test_bad_requests);
+  g_test_add_func ("/models/layers/counts", test_layers);
+  g_test_add_func ("/models/layers/gpt2-shapes", test_gpt2_shapes);
+  g_test_add_func ("/models/layers/moe-encdec", test_moe_and_encdec);
+  g_test_add_func ("/models/measured/bert-large", test_measured_bert);
+  g_test_add_func ("/models/measured/gpt2-large", test_measured_gpt2);
+  g_test_add_func ("/models/training/gpt2", test_training);
+  g_test_add_func ("/models/training/bert-pretraining",
+                   test_bert_pretraining);
+  g_test_add_func ("/models/training/optimizer", test_optimizer);
+  g_test_add_func ("/models/decode", test_decode);
+  g_test_add_func ("/models/runtime/compiled", test_compiled);
+  g_test_add_func ("/models/runtime/attention", test_attention_impl);
+  g_test_add_func ("/models/dtypes", test_dtypes);
+  g_test_add_func ("/models/host/costs", test_host_costs);
+  g_test_add_func ("/models/host/timeline", test_host_timeline);
+  g_test_add_func ("/models/accuracy/bert-large-v100", test_accuracy_bert);
+  g_test_add_func ("/models/accuracy/gpt2-large-v100", test_accuracy_gpt2);
+  return g_test_run ();
+}

@@ -1,0 +1,315 @@
+/* gpusim: fused attention kernels.
+ *
+ * FlashAttention-2 (Dao, "FlashAttention-2: Faster Attention with Better
+ * Parallelism and Work Partitioning", 2023; kernel traits of the
+ * flash-attention v2 sources PyTorch 2.x ships): the forward kernel gives
+ * each block Br query rows of one (batch, head) and streams the head's
+ * keys and values through shared memory Bc at a time (grid: query blocks
+ * x batch x heads, 4 warps); S = Q K^T and O += P V run on tensor cores
+ * and the online softmax (max, exp, sum, rescale) on the FP32 pipe and
+ * SFU.  The backward runs a pre-pass (D = rowsum(dO * O)), a main kernel
+ * whose blocks own Bc keys and loop over every query block (S, dP, dV,
+ * dK and dQ: five MMAs per tile pair, dQ accumulated with fp32 atomics in
+ * L2) and a pass converting dQ.  Causal masking skips the tiles above the
+ * diagonal: the blocks' work falls linearly with their position, which
+ * becomes up to eight block variants, heaviest first (FlashAttention-2
+ * schedules the longest query blocks first).
+ *
+ * Memory-efficient attention (xFormers / PyTorch's cutlass fmha kernels)
+ * tiles 64 queries x 64 keys per step with 4 warps; it also runs in fp32
+ * (SIMT FMAs) and on Volta/Turing, where PyTorch falls back to it.
+ * FlashAttention-2 needs fp16/bf16 and sm80+; other requests run the
+ * memory-efficient kernels, as PyTorch's scaled_dot_product_attention does.
+ */
+#include "config.h"
+#include "workloads/gemm.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Tile of one attention kernel: rows = query rows, cols = key rows per
+ * step, tile_k = head dim it is built for. */
+typedef struct {
+  GsGemmCfg cfg;
+  int max_head_dim;
+} AttnCfg;
+
+#define ATT(kind, tag, br, bc, d, thr, regs)                                 \
+  { { kind, tag, br, bc, d, thr, regs, regs, 0, 0, 1, 2, thr / 32, 1 }, d }
+
+/* FlashAttention-2 kernel traits per head dim on sm80 (flash_fwd_launch_
+ * template.h, flash_bwd_launch_template.h): forward 128x128 (d <= 64),
+ * 128x64 (d <= 128), 64x64 (d <= 256); backward 128x128 / 64x128 / 64x64
+ * with 8 warps. */
+static const AttnCfg flash_fwd[] = {
+  ATT (GS_GEMM_FLASH_FWD, "128x128_d64", 128, 128, 64, 128, 255),
+  ATT (GS_GEMM_FLASH_FWD, "128x64_d128", 128, 64, 128, 128, 255),
+  ATT (GS_GEMM_FLASH_FWD, "64x64_d256", 64, 64, 256, 128, 255),
+};
+static const AttnCfg flash_bwd[] = {
+  ATT (GS_GEMM_FLASH_BWD, "128x128_d64", 128, 128, 64, 256, 255),
+  ATT (GS_GEMM_FLASH_BWD, "64x128_d128", 64, 128, 128, 256, 255),
+  ATT (GS_GEMM_FLASH_BWD, "64x64_d256", 64, 64, 256, 256, 255),
+};
+/* cutlass fmha (xFormers): 64x64 register-file kernels up to d = 128,
+ * 32x128 kernels streaming the output through global memory beyond. */
+static const AttnCfg memeff_fwd[] = {
+  ATT (GS_GEMM_MEMEFF_FWD, "64x64_rf", 64, 64, 128, 128, 128),
+  ATT (GS_GEMM_MEMEFF_FWD, "32x128_gmem", 32, 128, 65536, 128, 128),
+};
+static const AttnCfg memeff_bwd[] = {
+  ATT (GS_GEMM_MEMEFF_BWD, "64x64_k64", 64, 64, 128, 128, 168),
+  ATT (GS_GEMM_MEMEFF_BWD, "128x64_k128", 128, 64, 65536, 256, 168),
+};
+static const GsGemmCfg aux_cfg = {
+  GS_GEMM_ATTN_AUX, "aux", 128, 1, 1, 128, 32, 32, 0, 0, 1, 1, 4, 1
+};
+
+static const GsGemmCfg *
+pick (const AttnCfg *cfgs, guint n, int64_t head_dim)
+{
+  for (guint i = 0; i < n; i++)
+    if (head_dim <= cfgs[i].max_head_dim)
+      return &cfgs[i].cfg;
+  return &cfgs[n - 1].cfg;
+}
+
+/* Sizes shared by the kernels of one attention op. */
+typedef struct {
+  int64_t bh;              /* batch x heads */
+  int64_t sq, sk, d;
+  double e;                /* bytes per element */
+  double kv_share;         /* query heads per K/V head */
+  GsDtype dtype;
+  gboolean causal;
+  gboolean tensor;         /* MMAs on tensor cores (else FP32 FMAs) */
+} Attn;
+
+/* Fraction of the keys query block I (of N, BR rows each) attends to. */
+static double
+causal_fraction (const Attn *a, int64_t i, int br)
+{
+  double last = (double) (i + 1) * br + (double) (a->sk - a->sq);
+  return CLAMP (last / a->sk, 1.0 / a->sk, 1.0);
+}
+
+/* Splits N positions per (batch, head) with work FRAC(i) into at most
+ * eight variants of equal block counts, heaviest first. */
+static void
+causal_variants (GsKernel *k, const Attn *a, int64_t n, int br,
+                 gboolean by_key)
+{
+  guint groups = (guint) MIN (n, GS_KERNEL_MAX_VARIANTS);
+  k->n_variants = groups;
+  for (guint g = 0; g < groups; g++)
+    {
+      int64_t lo = n * g / groups, hi = n * (g + 1) / groups;
+      double sum = 0;
+      for (int64_t j = lo; j < hi; j++)
+        {
+          /* Heaviest first: forward query block n-1-j sees the most keys;
+           * backward key block j is seen by the queries below it. */
+          double f = by_key ? 1.0 - (double) j / n
+                            : causal_fraction (a, n - 1 - j, br);
+          sum += f;
+        }
+      k->variants[g].count = (uint64_t) (hi - lo) * a->bh;
+      k->variants[g].scale = MAX (1e-3, sum / (hi - lo));
+    }
+}
+
+/* Shared memory of a kernel built for this arch: the kernels keep their
+ * stages within what a block may opt in to. */
+static uint32_t
+fit_smem (const GsArch *arch, double bytes)
+{
+  double cap = arch->smem_per_block_kib * 1024.0;
+  return (uint32_t) MIN (bytes, cap);
+}
+
+static void
+attn_kernel_init (GsKernel *k, const GsGemmCfg *cfg, const GsGemmParams *p,
+                  const char *name)
+{
+  GsGemmFamily fam = gs_gemm_params_family (p, cfg, GS_LAYOUT_NN);
+  gs_kernel_init (k);
+  k->name = g_strdup (name);
+  k->op_class = g_strdup ("attention");
+  k->block[0] = (uint32_t) cfg->threads;
+  k->regs = (uint32_t) cfg->regs_tn;
+  k->eff_compute = fam.eff_compute;
+  k->eff_memory = fam.eff_memory;
+  k->work.fixed_ns = fam.block_fixed_ns;
+  k->work.ilp = 4;
+}
+
+/* MMA work: on tensor cores, or as FP32 FMAs (fp32 memory-efficient). */
+static void
+add_mma (GsWork *w, const Attn *a, double flops)
+{
+  if (a->tensor)
+    w->tensor_flops[a->dtype] += flops;
+  else
+    w->fp32_ops += flops / 2;
+}
+
+/* Forward: a block owns BR query rows and streams all keys. */
+static void
+forward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
+         const GsGemmCfg *cfg, const char *name, GArray *kernels)
+{
+  int br = cfg->tile_rows, bc = cfg->tile_cols;
+  int64_t nm = (a->sq + br - 1) / br;
+  double keys = (double) a->sk, d = (double) a->d;
+  GsKernel k;
+  attn_kernel_init (&k, cfg, p, name);
+  k.grid[0] = (uint32_t) nm;
+  k.grid[1] = (uint32_t) a->bh;
+  k.smem_dynamic = fit_smem (arch, (br + 2 * bc) * MIN (a->d, 256) * a->e);
+  GsWork *w = &k.work;
+  add_mma (w, a, 4.0 * br * keys * d);             /* Q K^T and P V */
+  w->sfu_ops = (double) br * keys;                  /* exp */
+  w->fp32_ops += 5.0 * br * keys;                   /* scale, max, sum, rescale */
+  w->other_ops = cfg->threads * (keys / bc) * 24;   /* loads, syncs, loop */
+  double q = br * d * a->e, kv = 2 * keys * d * a->e;
+  w->ld_bytes = q + kv;
+  w->st_bytes = br * d * a->e + br * 4.0;           /* O and log-sum-exp */
+  w->smem_bytes = kv + (cfg->threads / 32.0) * kv;  /* stage + warp reads */
+  w->l2_bytes = w->ld_bytes + w->st_bytes;
+  /* The query blocks of one head run together and share its K and V in L2;
+   * grouped-query heads share them further. */
+  w->dram_bytes = q + w->st_bytes + kv / nm / a->kv_share;
+  w->mlp = 8;
+  if (a->causal)
+    causal_variants (&k, a, nm, br, FALSE);
+  g_array_append_val (kernels, k);
+}
+
+/* A memory-bound pass over the rows of Q: reading IN and writing OUT
+ * bytes per row element. */
+static void
+aux_pass (const GsGemmParams *p, const Attn *a, const char *name,
+          double in_per_elem, double out_per_elem, GArray *kernels)
+{
+  const GsGemmCfg *cfg = &aux_cfg;
+  int64_t rows = 128;
+  GsKernel k;
+  attn_kernel_init (&k, cfg, p, name);
+  k.grid[0] = (uint32_t) ((a->sq + rows - 1) / rows);
+  k.grid[1] = (uint32_t) a->bh;
+  double elems = (double) rows * a->d;
+  k.work.fp32_ops = elems * 2;
+  k.work.other_ops = cfg->threads * 16.0;
+  k.work.ld_bytes = elems * in_per_elem;
+  k.work.st_bytes = elems * out_per_elem;
+  k.work.mlp = 4;
+  g_array_append_val (kernels, k);
+}
+
+/* Backward main kernel: a block owns BC keys and loops over all queries. */
+static void
+backward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
+          const GsGemmCfg *cfg, const char *name, GArray *kernels)
+{
+  int br = cfg->tile_rows, bc = cfg->tile_cols;
+  int64_t nk = (a->sk + bc - 1) / bc;
+  double q = (double) a->sq, d = (double) a->d;
+  GsKernel k;
+  attn_kernel_init (&k, cfg, p, name);
+  k.grid[0] = (uint32_t) nk;
+  k.grid[1] = (uint32_t) a->bh;
+  k.smem_dynamic = fit_smem (arch, (2 * bc + 3 * br) * MIN (a->d, 256)
+                                   * a->e + br * bc * a->e);
+  GsWork *w = &k.work;
+  add_mma (w, a, 10.0 * q * bc * d);                /* S, dP, dV, dK, dQ */
+  w->sfu_ops = q * bc;
+  w->fp32_ops += 8.0 * q * bc;                      /* P, dS */
+  w->other_ops = cfg->threads * (q / br) * 40;
+  double kv = 2 * bc * d * a->e;                    /* this block's K, V */
+  double per_q = q * d * a->e * 2 + q * 8;          /* Q, dO, lse, D */
+  double dq = q * d * 4 * 2;                        /* fp32 atomics: RMW */
+  w->ld_bytes = kv + per_q + dq / 2;
+  w->st_bytes = kv + dq / 2;                        /* dK, dV, dQ adds */
+  w->smem_bytes = (q / br) * (3 * br * d * a->e + br * bc * a->e)
+                  * (cfg->threads / 32.0);
+  w->l2_bytes = w->ld_bytes + w->st_bytes;
+  /* Q and dO of a head are read by all its key blocks from L2. */
+  w->dram_bytes = 2 * kv + per_q / nk + dq / nk;
+  w->mlp = 8;
+  if (a->causal)
+    causal_variants (&k, a, nk, bc, TRUE);
+  g_array_append_val (kernels, k);
+}
+
+gboolean
+gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
+                         const GsOp *op, GArray *kernels, GError **error)
+{
+  Attn a;
+  int64_t heads = MAX (1, op->heads);
+  a.bh = MAX (1, op->batch) * heads;
+  a.sq = op->seq_q;
+  a.sk = op->seq_k > 0 ? op->seq_k : op->seq_q;
+  a.d = op->head_dim;
+  if (a.sq <= 0 || a.sk <= 0 || a.d <= 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: attention needs seq_q, seq_k and head_dim > 0",
+                   op->name ? op->name : "attention");
+      return FALSE;
+    }
+  a.dtype = op->dtype;
+  a.e = gs_dtype_bytes (op->dtype);
+  a.kv_share = op->kv_heads > 0 ? (double) heads / op->kv_heads : 1.0;
+  a.causal = op->causal;
+  gboolean half = op->dtype == GS_DTYPE_FP16 || op->dtype == GS_DTYPE_BF16;
+  gboolean flash = op->attn == GS_ATTN_FLASH2 && half
+                   && arch->compute_capability >= 80;
+  a.tensor = half && arch->tensor_flops_per_clk[op->dtype] > 0;
+  if (!half && op->dtype != GS_DTYPE_FP32)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: fused attention runs in fp16, bf16 or fp32, not %s",
+                   op->name ? op->name : "attention",
+                   gs_dtype_name (op->dtype));
+      return FALSE;
+    }
+  const char *dt = gs_dtype_name (op->dtype);
+  gboolean bwd = op->phase == GS_PHASE_BACKWARD;
+  const GsGemmCfg *cfg;
+  g_autofree char *name = NULL;
+  if (flash)
+    {
+      cfg = bwd ? pick (flash_bwd, G_N_ELEMENTS (flash_bwd), a.d)
+                : pick (flash_fwd, G_N_ELEMENTS (flash_fwd), a.d);
+      name = g_strdup_printf ("pytorch_flash::flash_%s_kernel<Flash_%s_kernel_"
+                              "traits<%d, %d, %d, %d, %s>>",
+                              bwd ? "bwd_dq_dk_dv_loop_seqk_parallel" : "fwd",
+                              bwd ? "bwd" : "fwd", cfg->tile_k,
+                              cfg->tile_rows, cfg->tile_cols,
+                              cfg->threads / 32, dt);
+    }
+  else
+    {
+      cfg = bwd ? pick (memeff_bwd, G_N_ELEMENTS (memeff_bwd), a.d)
+                : pick (memeff_fwd, G_N_ELEMENTS (memeff_fwd), a.d);
+      name = g_strdup_printf ("fmha_cutlass%s_%s_aligned_%s_sm%d",
+                              bwd ? "B" : "F", dt, cfg->tag,
+                              MIN (arch->compute_capability, 80));
+    }
+  if (!bwd)
+    {
+      forward (arch, p, &a, cfg, name, kernels);
+      return TRUE;
+    }
+  aux_pass (p, &a, flash ? "pytorch_flash::flash_bwd_dot_do_o_kernel"
+                         : "fmha_cutlassB_preprocess_delta",
+            2 * a.e, 4.0 / a.d + (flash ? 4 : 0), kernels);
+  backward (arch, p, &a, cfg, name, kernels);
+  if (flash)
+    aux_pass (p, &a, "pytorch_flash::flash_bwd_convert_dq_kernel", 4, a.e,
+              kernels);
+  return TRUE;
+}

@@ -1,0 +1,385 @@
+/* gpusim: which GEMM kernel the library launches for a shape.
+ *
+ * Three sources, in order: a measurement's hint (the kernel name and grid
+ * it recorded); learned rules, a decision tree per (dtype, layout) fitted
+ * to measured kernel choices and kept in the arch file's
+ * calibration.library.gemm.select group; and a documented heuristic that
+ * covers every shape, dtype and arch without data:
+ *
+ *   For every configuration cuBLAS has for the arch generation and dtype,
+ *   and every split-K factor s in 1..16 that leaves each slice at least
+ *   four k stages, estimate
+ *     t = waves x (blocks per SM x tile FLOPs / SM peak / efficiency)
+ *         + (s > 1: the partial tiles written, read back and reduced)
+ *   with waves = ceil(blocks / (blocks per SM x SMs)) and the family's
+ *   efficiency, and take the smallest.  That is what a library heuristic
+ *   weighs: wave quantization against tile efficiency.
+ */
+#include "config.h"
+#include "workloads/gemm.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+
+#include <math.h>
+#include <string.h>
+
+struct GsGemmTree {
+  GPtrArray *classes;      /* char * */
+  GArray *nodes;           /* GsGemmTreeNode */
+};
+
+static const char *const feature_names[GS_GEMM_N_FEATURES] = {
+  "log2_rows", "log2_cols", "log2_depth", "log2_batch", "log2_waves128",
+  "log2_area", "depth_aspect", "log2_work"
+};
+
+const char *
+gs_gemm_feature_name (int i)
+{
+  g_return_val_if_fail (i >= 0 && i < GS_GEMM_N_FEATURES, "?");
+  return feature_names[i];
+}
+
+void
+gs_gemm_features (const GsArch *arch, const GsGemmShape *s,
+                  double f[GS_GEMM_N_FEATURES])
+{
+  double r = log2 ((double) s->rows), c = log2 ((double) s->cols);
+  double d = log2 ((double) s->depth), b = log2 ((double) s->batch);
+  double tiles = ceil (s->rows / 128.0) * ceil (s->cols / 128.0) * s->batch;
+  f[0] = r;
+  f[1] = c;
+  f[2] = d;
+  f[3] = b;
+  f[4] = log2 (tiles / arch->sm_count);
+  f[5] = r + c;
+  f[6] = d - 0.5 * (r + c);
+  f[7] = r + c + d + b;
+}
+
+char *
+gs_gemm_selector_key (const GsGemmShape *s)
+{
+  static const char *const lay[] = { "nn", "nt", "tn", "tt" };
+  return g_strdup_printf ("%s_%s", gs_dtype_name (s->dtype), lay[s->layout]);
+}
+
+/* ------------------------------------------------------------- heuristic */
+
+/* Default efficiency of a family before calibration: what share of the
+ * pipe peak its inner loop can reach, from the instructions it issues per
+ * FMA (bigger register tiles amortise their fragment loads better). */
+static double
+estimate_time_ns (const GsArch *arch, const GsGemmParams *p,
+                  const GsGemmShape *s, const GsGemmCfg *cfg, int split,
+                  int bps)
+{
+  double tr = cfg->tile_rows, tc = cfg->tile_cols;
+  double tiles = ceil (s->rows / tr) * ceil (s->cols / tc);
+  double blocks = tiles * s->batch * split;
+  double waves = ceil (blocks / ((double) bps * arch->sm_count));
+  double kslice = ceil ((double) s->depth / split / 8) * 8;
+  GsDtype d = s->dtype;
+  double peak = gs_arch_peak_flops (arch, d) / arch->sm_count;   /* FLOP/s */
+  GsGemmFamily fam = gs_gemm_params_family (p, cfg, s->layout);
+  /* The SMs that hold a partial last wave run fewer blocks, each faster;
+   * count a wave by the blocks an SM holds in it. */
+  double full = floor (blocks / ((double) bps * arch->sm_count));
+  double rest = blocks - full * bps * arch->sm_count;
+  double last = rest > 0 ? MAX (1.0, ceil (rest / arch->sm_count)) : 0;
+  double block_flops = 2 * tr * tc * kslice;
+  double t = (full * bps + last) * block_flops / (peak * fam.eff_compute)
+             * 1e9 + (waves * fam.block_fixed_ns);
+  double bw = gs_arch_dram_bw (arch) * gs_arch_dram_eff (arch);
+  double out = (double) s->rows * s->cols * s->batch * 4;
+  double in = ((double) s->rows + s->cols) * s->depth * s->batch
+              * gs_dtype_bytes (d);
+  double mem = (in + out * split) / bw * 1e9;
+  if (split > 1)
+    mem += out * (split + 1) / bw * 1e9 + 2000;    /* reduce kernel + launch */
+  return MAX (t, mem);
+}
+
+gboolean
+gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
+                          const GsGemmShape *s, GsGemmChoice *out)
+{
+  guint n;
+  const GsGemmCfg *cat = gs_gemm_catalogue (gs_gemm_gen (arch), s->dtype,
+                                            &n);
+  double best = INFINITY;
+  out->cfg = NULL;
+  out->split = 1;
+  for (guint i = 0; i < n; i++)
+    {
+      int bps = gs_gemm_blocks_per_sm (arch, &cat[i], s->layout);
+      if (bps <= 0)
+        continue;
+      for (int split = 1; split <= 16; split++)
+        {
+          if (split > 1 && s->depth / split < 4 * cat[i].tile_k)
+            break;
+          double t = estimate_time_ns (arch, p, s, &cat[i], split, bps);
+          if (t < best * (1 - 1e-9))
+            {
+              best = t;
+              out->cfg = &cat[i];
+              out->split = split;
+            }
+        }
+    }
+  return out->cfg != NULL;
+}
+
+gboolean
+gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
+                const GsGemmShape *s, GsGemmChoice *out)
+{
+  g_autofree char *key = gs_gemm_selector_key (s);
+  const GsGemmTree *tree = p->trees ? g_hash_table_lookup (p->trees, key)
+                                    : NULL;
+  if (tree != NULL && gs_gemm_tree_size (tree) > 0)
+    {
+      double f[GS_GEMM_N_FEATURES];
+      int split = 1;
+      gs_gemm_features (arch, s, f);
+      const char *cls = gs_gemm_tree_eval (tree, f, &split);
+      const GsGemmCfg *cfg = gs_gemm_cfg_find (gs_gemm_gen (arch), s->dtype,
+                                               cls);
+      if (cfg != NULL && gs_gemm_blocks_per_sm (arch, cfg, s->layout) > 0)
+        {
+          out->cfg = cfg;
+          out->split = MAX (1, split);
+          /* A slice needs some depth: never split below one stage each. */
+          while (out->split > 1
+                 && s->depth / out->split < cfg->tile_k)
+            out->split--;
+          return TRUE;
+        }
+    }
+  return gs_gemm_select_heuristic (arch, p, s, out);
+}
+
+gboolean
+gs_gemm_select_hint (const GsArch *arch, const GsGemmShape *s,
+                     const GsKernelHint *hint, GsGemmChoice *out)
+{
+  if (hint == NULL || hint->kernel == NULL)
+    return FALSE;
+  const GsGemmCfg *cfg = gs_gemm_cfg_from_name (gs_gemm_gen (arch), s->dtype,
+                                                hint->kernel);
+  if (cfg == NULL || cfg->kind == GS_GEMM_GEMV
+      || gs_gemm_blocks_per_sm (arch, cfg, s->layout) <= 0)
+    return FALSE;
+  out->cfg = cfg;
+  out->split = gs_gemm_split_from_grid (s, hint->grid);
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ trees */
+
+GsGemmTree *
+gs_gemm_tree_new (const char *const *classes, guint n_classes)
+{
+  GsGemmTree *t = g_new0 (GsGemmTree, 1);
+  t->classes = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; i < n_classes; i++)
+    g_ptr_array_add (t->classes, g_strdup (classes[i]));
+  t->nodes = g_array_new (FALSE, TRUE, sizeof (GsGemmTreeNode));
+  return t;
+}
+
+void
+gs_gemm_tree_free (GsGemmTree *t)
+{
+  if (t == NULL)
+    return;
+  g_ptr_array_unref (t->classes);
+  g_array_unref (t->nodes);
+  g_free (t);
+}
+
+GsGemmTree *
+gs_gemm_tree_copy (const GsGemmTree *t)
+{
+  GsGemmTree *c = gs_gemm_tree_new ((const char *const *) t->classes->pdata,
+                                    t->classes->len);
+  g_array_append_vals (c->nodes, t->nodes->data, t->nodes->len);
+  return c;
+}
+
+int
+gs_gemm_tree_add (GsGemmTree *t, const GsGemmTreeNode *node)
+{
+  g_array_append_val (t->nodes, *node);
+  return (int) t->nodes->len - 1;
+}
+
+void
+gs_gemm_tree_set (GsGemmTree *t, int index, const GsGemmTreeNode *node)
+{
+  g_assert (index >= 0 && (guint) index < t->nodes->len);
+  g_array_index (t->nodes, GsGemmTreeNode, index) = *node;
+}
+
+guint
+gs_gemm_tree_size (const GsGemmTree *t)
+{
+  return t->nodes->len;
+}
+
+const char *
+gs_gemm_tree_eval (const GsGemmTree *t, const double *f, int *split)
+{
+  guint i = 0, steps = 0;
+  const GsGemmTreeNode *nodes = (const GsGemmTreeNode *) t->nodes->data;
+  while (nodes[i].feature >= 0)
+    {
+      i = f[nodes[i].feature] <= nodes[i].threshold ? (guint) nodes[i].left
+                                                    : (guint) nodes[i].right;
+      g_assert (i < t->nodes->len && ++steps <= t->nodes->len);
+    }
+  *split = nodes[i].split;
+  return g_ptr_array_index (t->classes, nodes[i].cls);
+}
+
+static gboolean
+bad_node (const config_setting_t *s, const char *what, GError **error)
+{
+  g_autofree char *w = gs_cfg_where (s);
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+               "%s: selection tree node: %s", w, what);
+  return FALSE;
+}
+
+/* One node: (feature, threshold, left, right) or ("leaf", class, split). */
+static gboolean
+parse_node (const config_setting_t *e, guint n_classes, guint n_nodes,
+            GsGemmTreeNode *node, GError **error)
+{
+  if (config_setting_type (e) != CONFIG_TYPE_LIST
+      || config_setting_length (e) != 4)
+    return bad_node (e, "expected (feature, threshold, left, right) or "
+                        "(-1, class, split, 0)", error);
+  config_setting_t *v[4];
+  for (int j = 0; j < 4; j++)
+    {
+      v[j] = config_setting_get_elem (e, j);
+      int ty = config_setting_type (v[j]);
+      if (ty != CONFIG_TYPE_INT && ty != CONFIG_TYPE_FLOAT
+          && ty != CONFIG_TYPE_INT64)
+        return bad_node (e, "entries must be numbers", error);
+    }
+  memset (node, 0, sizeof *node);
+  node->feature = config_setting_get_int (v[0]);
+  if (node->feature < 0)
+    {
+      node->feature = -1;
+      node->cls = (int) config_setting_get_int (v[1]);
+      node->split = (int) config_setting_get_int (v[2]);
+      if (node->cls < 0 || (guint) node->cls >= n_classes)
+        return bad_node (e, "leaf class is not an index into classes",
+                         error);
+      if (node->split < 1 || node->split > 256)
+        return bad_node (e, "leaf split-K must be 1..256", error);
+      return TRUE;
+    }
+  if (node->feature >= GS_GEMM_N_FEATURES)
+    return bad_node (e, "feature index out of range", error);
+  int ty = config_setting_type (v[1]);
+  node->threshold = ty == CONFIG_TYPE_FLOAT ? config_setting_get_float (v[1])
+                                            : config_setting_get_int (v[1]);
+  node->left = config_setting_get_int (v[2]);
+  node->right = config_setting_get_int (v[3]);
+  if (node->left <= 0 || node->right <= 0 || (guint) node->left >= n_nodes
+      || (guint) node->right >= n_nodes)
+    return bad_node (e, "child index out of range", error);
+  return TRUE;
+}
+
+GsGemmTree *
+gs_gemm_tree_parse (const config_setting_t *group, GError **error)
+{
+  config_setting_t *cls = config_setting_get_member (group, "classes");
+  config_setting_t *nodes = config_setting_get_member (group, "nodes");
+  if (cls == NULL || nodes == NULL
+      || config_setting_type (cls) != CONFIG_TYPE_ARRAY
+      || config_setting_type (nodes) != CONFIG_TYPE_LIST
+      || config_setting_length (nodes) == 0)
+    {
+      g_autofree char *w = gs_cfg_where (group);
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: a selection tree needs classes = [\"...\", ...] and "
+                   "nodes = ( ... )", w);
+      return NULL;
+    }
+  guint nc = (guint) config_setting_length (cls);
+  GPtrArray *names = g_ptr_array_new ();
+  for (guint i = 0; i < nc; i++)
+    {
+      const char *s = config_setting_get_string_elem (cls, i);
+      if (s == NULL)
+        {
+          g_ptr_array_unref (names);
+          g_autofree char *w = gs_cfg_where (cls);
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: classes must be strings", w);
+          return NULL;
+        }
+      g_ptr_array_add (names, (char *) s);
+    }
+  GsGemmTree *t = gs_gemm_tree_new ((const char *const *) names->pdata, nc);
+  g_ptr_array_unref (names);
+  guint nn = (guint) config_setting_length (nodes);
+  for (guint i = 0; i < nn; i++)
+    {
+      GsGemmTreeNode node;
+      if (!parse_node (config_setting_get_elem (nodes, i), nc, nn, &node,
+                       error))
+        {
+          gs_gemm_tree_free (t);
+          return NULL;
+        }
+      /* Children come after their parent, so evaluation cannot loop. */
+      if (node.feature >= 0 && (node.left <= (int) i || node.right <= (int) i))
+        {
+          bad_node (config_setting_get_elem (nodes, i),
+                    "children must come after their parent", error);
+          gs_gemm_tree_free (t);
+          return NULL;
+        }
+      gs_gemm_tree_add (t, &node);
+    }
+  return t;
+}
+
+void
+gs_gemm_tree_format (const GsGemmTree *t, GString *out, int indent)
+{
+  g_string_append_printf (out, "%*sclasses = [", indent, "");
+  for (guint i = 0; i < t->classes->len; i++)
+    g_string_append_printf (out, "%s\"%s\"", i ? ", " : "",
+                            (const char *) g_ptr_array_index (t->classes, i));
+  g_string_append (out, "];\n");
+  g_string_append_printf (out, "%*s# (feature, threshold, left, right) or "
+                          "(-1, class, split-K, 0)\n", indent, "");
+  g_string_append_printf (out, "%*snodes = (\n", indent, "");
+  for (guint i = 0; i < t->nodes->len; i++)
+    {
+      const GsGemmTreeNode *n = &g_array_index (t->nodes, GsGemmTreeNode, i);
+      const char *sep = i + 1 < t->nodes->len ? "," : "";
+      if (n->feature < 0)
+        g_string_append_printf (out, "%*s(-1, %d, %d, 0)%s\n", indent + 2,
+                                "", n->cls, n->split, sep);
+      else
+        {
+          char th[G_ASCII_DTOSTR_BUF_SIZE];
+          g_ascii_formatd (th, sizeof th, "%.15g", n->threshold);
+          g_string_append_printf (out, "%*s(%d, %s%s, %d, %d)%s\n",
+                                  indent + 2, "", n->feature, th,
+                                  strpbrk (th, ".e") ? "" : ".0", n->left,
+                                  n->right, sep);
+        }
+    }
+  g_string_append_printf (out, "%*s);\n", indent, "");
+}

@@ -1,0 +1,238 @@
+/* gpusim: GEMM and attention kernels of the kernel library model.
+ *
+ * Private interface shared by the GEMM half of the library model
+ * (lib-gemm.c lowers ops, gemm-kernels.c describes kernels and what their
+ * blocks do, gemm-select.c picks the kernel a library launches,
+ * gemm-attn.c fused attention) and by its fitter (calibrate/fit-gemm.c).
+ *
+ * Coordinates.  A GEMM computes batch x [rows, depth] x [depth, cols]:
+ * rows are the op's m (tokens for a linear layer), cols its n (output
+ * features) and depth its k (the reduction).  cuBLAS sees the column-major
+ * transpose, so its m is our cols and its n our rows: a SIMT kernel named
+ * `sgemm_128x64` covers 128 cols by 64 rows and walks cols along grid x.
+ */
+#ifndef GS_GEMM_H
+#define GS_GEMM_H
+
+#include <glib.h>
+#include <stdint.h>
+#include <libconfig.h>
+#include "sim/kernel.h"
+#include "workloads/op.h"
+#include "workloads/library.h"
+
+typedef struct GsArch GsArch;
+
+/* Kernel families: how a block computes its tile. */
+typedef enum {
+  GS_GEMM_SIMT,          /* cuBLAS volta_/ampere_sgemm: FP32 FMA, k tiles of 8 */
+  GS_GEMM_XMMA_FFMA,     /* cuBLAS sm80_xmma_gemm_..._ffma (FP32 on Hopper) */
+  GS_GEMM_CUTLASS_SIMT,  /* cutlass_80_simt_sgemm inside cuBLAS */
+  GS_GEMM_TENSOR,        /* mma.sync tensor cores, cp.async pipeline (sm70-sm89) */
+  GS_GEMM_WGMMA,         /* Hopper warpgroup MMA fed by TMA (sm90) */
+  GS_GEMM_GEMV,          /* cuBLAS gemv: one row (decode) */
+  GS_GEMM_FLASH_FWD,     /* FlashAttention-2 forward: rows = queries, cols = keys */
+  GS_GEMM_FLASH_BWD,     /* FlashAttention-2 backward (dq, dk, dv) */
+  GS_GEMM_MEMEFF_FWD,    /* memory-efficient attention (cutlass fmha) forward */
+  GS_GEMM_MEMEFF_BWD,    /* its backward */
+  GS_GEMM_ATTN_AUX,      /* attention pre/post passes (memory bound) */
+  GS_GEMM_KIND_COUNT
+} GsGemmKind;
+
+/* One kernel configuration: the tile a block owns and its resources. */
+typedef struct {
+  GsGemmKind kind;
+  const char *tag;         /* "128x64", "32x32_sliced1x4", "128x256x64" */
+  int tile_rows;           /* output rows per block */
+  int tile_cols;           /* output cols per block */
+  int tile_k;              /* depth per pipeline stage */
+  int threads;             /* per block */
+  int regs_tn, regs_nn;    /* registers per thread, by layout */
+  int smem_tn, smem_nn;    /* shared memory per block, bytes, by layout */
+  int slices;              /* in-block depth slicing (sliced1x4: 4) */
+  int stages;              /* shared-memory pipeline stages */
+  int warp_rows, warp_cols;/* warps along rows and cols (per slice) */
+} GsGemmCfg;
+
+/* A GEMM as the library sees it. */
+typedef struct {
+  int64_t rows, cols, depth, batch;
+  GsDtype dtype;
+  GsLayout layout;
+  gboolean bias;           /* bias added in the epilogue */
+} GsGemmShape;
+
+/* What the library launches: a configuration and its split-K factor. */
+typedef struct {
+  const GsGemmCfg *cfg;
+  int split;               /* depth slices across blocks (grid z), >= 1 */
+} GsGemmChoice;
+
+/* Measured op classes with their own fitted overhead. */
+typedef enum {
+  GS_GEMM_CLASS_LINEAR,    /* linear / addmm / mm / matmul */
+  GS_GEMM_CLASS_BMM,       /* bmm / baddbmm */
+  GS_GEMM_CLASS_ATTENTION, /* fused attention */
+  GS_GEMM_CLASS_COUNT
+} GsGemmClass;
+
+const char *gs_gemm_class_name (GsGemmClass c);
+GsGemmClass gs_gemm_class_of (const GsOp *op);
+
+/* Fitted per-family parameters (calibration.library.gemm.families). */
+typedef struct {
+  double eff_compute;      /* (0,1]: fraction of the pipe peak its blocks reach */
+  double eff_memory;       /* (0,1]: fraction of L2/DRAM bandwidth its loads reach */
+  double block_fixed_ns;   /* prologue and epilogue latency of a block, ns */
+} GsGemmFamily;
+
+/* Learned selection rules: a decision tree over shape features. */
+typedef struct GsGemmTree GsGemmTree;
+
+/* Everything the GEMM library model reads from calibration.library.gemm. */
+typedef struct {
+  GHashTable *families;    /* family key -> GsGemmFamily * (owned) */
+  GHashTable *trees;       /* selector key ("fp32_tn") -> GsGemmTree * (owned) */
+  double overhead_us[GS_GEMM_CLASS_COUNT]; /* op alone minus its GPU time, us */
+  /* An op timed alone in a loop of short runs runs faster than under
+   * sustained load (GPU Boost above the sustained clock until the power
+   * averaging catches up): GPU time t becomes t / (1 + speedup x tau /
+   * (tau + t)). */
+  double burst_speedup;    /* >= 0, at t -> 0 */
+  double burst_tau_us;     /* > 0 */
+} GsGemmParams;
+
+/* ------------------------------------------------------------- params */
+
+GsGemmParams *gs_gemm_params_new (void);
+void gs_gemm_params_free (GsGemmParams *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsGemmParams, gs_gemm_params_free)
+GsGemmParams *gs_gemm_params_copy (const GsGemmParams *p);
+/* Reads calibration.library.gemm from the arch's files (absent: defaults).
+ * Errors name file:line. */
+gboolean gs_gemm_params_load (GsGemmParams *p, const GsArch *arch,
+                              GError **error);
+/* The family's parameters for a layout ("simt_128x64_tn"), else for any
+ * layout ("simt_128x64"), else the documented defaults for its kind. */
+GsGemmFamily gs_gemm_params_family (const GsGemmParams *p,
+                                    const GsGemmCfg *cfg, GsLayout layout);
+/* The key fitted parameters are stored under: "simt_128x64_tn". */
+char *gs_gemm_params_key (const GsGemmCfg *cfg, GsLayout layout);
+/* Latency of an op measured alone from its kernels' GPU time, us. */
+double gs_gemm_latency_us (const GsGemmParams *p, GsGemmClass c,
+                           double gpu_us);
+void gs_gemm_params_set_family (GsGemmParams *p, const char *key,
+                                const GsGemmFamily *f);
+/* The libconfig text of the `gemm = { ... };` group, indented by INDENT. */
+void gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent);
+
+/* ------------------------------------------------------------- kernels */
+
+/* Compute-capability generation: which kernels a library has for it. */
+typedef enum {
+  GS_GEMM_GEN_VOLTA,       /* sm70, sm72 */
+  GS_GEMM_GEN_TURING,      /* sm75 */
+  GS_GEMM_GEN_AMPERE,      /* sm80, sm86, sm87 */
+  GS_GEMM_GEN_ADA,         /* sm89 */
+  GS_GEMM_GEN_HOPPER,      /* sm90 and later */
+  GS_GEMM_GEN_COUNT
+} GsGemmGen;
+
+GsGemmGen gs_gemm_gen (const GsArch *arch);
+/* The configurations cuBLAS has for a generation and dtype, an array of
+ * *N (NULL with *N = 0 when there are none: e.g. fp8 before Ada). */
+const GsGemmCfg *gs_gemm_catalogue (GsGemmGen gen, GsDtype dtype, guint *n);
+/* "simt", "xmma", "tensor" ...: the family key's prefix of a kind. */
+const char *gs_gemm_kind_prefix (GsGemmKind kind);
+/* Family key: "simt_128x64", "xmma_128x128", "tensor_128x128x32" ... */
+char *gs_gemm_family_key (const GsGemmCfg *cfg);
+/* Finds a configuration of the generation's catalogue by family key. */
+const GsGemmCfg *gs_gemm_cfg_find (GsGemmGen gen, GsDtype dtype,
+                                   const char *key);
+/* Parses a measured kernel name ("ampere_sgemm_32x32_sliced1x4_tn",
+ * "sm80_xmma_gemm_..._tilesize128x64x8_...") into a configuration. */
+const GsGemmCfg *gs_gemm_cfg_from_name (GsGemmGen gen, GsDtype dtype,
+                                        const char *name);
+/* Split-K factor from a measured grid (z = batch x split). */
+int gs_gemm_split_from_grid (const GsGemmShape *s, const uint32_t grid[3]);
+
+/* Blocks resident per SM for a configuration (0: does not fit). */
+int gs_gemm_blocks_per_sm (const GsArch *arch, const GsGemmCfg *cfg,
+                           GsLayout layout);
+
+/* Appends the kernels of CHOICE for SHAPE (the GEMM and, with split-K, its
+ * reduction) to KERNELS. */
+void gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
+                    const GsGemmShape *s, const GsGemmChoice *choice,
+                    GArray *kernels);
+/* A one-row GEMM as cuBLAS's gemv kernel. */
+void gs_gemm_build_gemv (const GsArch *arch, const GsGemmParams *p,
+                         const GsGemmShape *s, GArray *kernels);
+
+/* ------------------------------------------------------------- selection */
+
+/* Selector key of a shape: "<dtype>_<layout>", e.g. "fp32_tn". */
+char *gs_gemm_selector_key (const GsGemmShape *s);
+
+/* Shape features the learned rules split on (log2 of sizes, waves). */
+#define GS_GEMM_N_FEATURES 8
+void gs_gemm_features (const GsArch *arch, const GsGemmShape *s,
+                       double f[GS_GEMM_N_FEATURES]);
+const char *gs_gemm_feature_name (int i);
+
+/* The documented heuristic: the configuration and split-K with the best
+ * estimated time (wave quantization, tile efficiency, split-K cost). */
+gboolean gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
+                                   const GsGemmShape *s, GsGemmChoice *out);
+/* Learned rules when P has a tree for the shape's selector, else the
+ * heuristic. */
+gboolean gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
+                         const GsGemmShape *s, GsGemmChoice *out);
+/* The measured kernel, when HINT names one this model knows. */
+gboolean gs_gemm_select_hint (const GsArch *arch, const GsGemmShape *s,
+                              const GsKernelHint *hint, GsGemmChoice *out);
+
+/* Decision trees.  A node is a split (feature, threshold, left, right) or
+ * a leaf (class index, split-K factor). */
+typedef struct {
+  int feature;             /* -1: leaf */
+  double threshold;        /* go left when feature <= threshold */
+  int left, right;         /* node indices */
+  int cls;                 /* leaf: index into classes */
+  int split;               /* leaf: split-K factor */
+} GsGemmTreeNode;
+
+GsGemmTree *gs_gemm_tree_new (const char *const *classes, guint n_classes);
+void gs_gemm_tree_free (GsGemmTree *t);
+GsGemmTree *gs_gemm_tree_copy (const GsGemmTree *t);
+/* Appends a node; returns its index. */
+int gs_gemm_tree_add (GsGemmTree *t, const GsGemmTreeNode *node);
+void gs_gemm_tree_set (GsGemmTree *t, int index, const GsGemmTreeNode *node);
+guint gs_gemm_tree_size (const GsGemmTree *t);
+/* The leaf's class and split for features F. */
+const char *gs_gemm_tree_eval (const GsGemmTree *t, const double *f,
+                               int *split);
+/* Parses a tree group ({ classes = [...]; nodes = ( ... ); }); errors name
+ * file:line. */
+GsGemmTree *gs_gemm_tree_parse (const config_setting_t *group,
+                                GError **error);
+void gs_gemm_tree_format (const GsGemmTree *t, GString *out, int indent);
+
+/* Lowers a GEMM: the hinted kernel, a one-row GEMM as gemv, or the
+ * selected one.  Fails (GS_ERROR_PREDICT) for impossible requests. */
+gboolean gs_gemm_lower (const GsArch *arch, const GsGemmParams *p,
+                        const GsGemmShape *s, const GsKernelHint *hint,
+                        GArray *kernels, GError **error);
+
+/* ------------------------------------------------------------- attention */
+
+/* Appends the fused-attention kernels of OP (FlashAttention-2 or
+ * memory-efficient; forward, or backward when op->phase is backward). */
+gboolean gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
+                                  const GsOp *op, GArray *kernels,
+                                  GError **error);
+
+/* Shape of a GEMM op (rows, cols, depth, batch, dtype, layout, bias). */
+void gs_gemm_shape_from_op (const GsOp *op, GsGemmShape *s);
+
+#endif

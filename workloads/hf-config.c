@@ -1,0 +1,563 @@
+/* gpusim: Hugging Face config.json files (see hf-config.h).
+ *
+ * Defaults are those of the transformers configuration classes (GPT2Config,
+ * BertConfig, OPTConfig, GPTNeoConfig, LlamaConfig, MixtralConfig,
+ * SwitchTransformersConfig, T5Config) for keys a file leaves out; the sizes
+ * that define a model (width, depth, heads, vocabulary) must be present.
+ */
+#include "config.h"
+#include "workloads/hf-config.h"
+#include "sim/error.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+/* How one family spells its keys, and its defaults. */
+typedef struct {
+  const char *type;        /* model_type */
+  GsHfFamily family;
+  const char *hidden, *layers, *heads, *vocab;   /* required */
+  const char *ffn;         /* NULL: 4 x hidden */
+  int ffn_def;             /* default when ffn key absent (0: 4 x hidden) */
+  const char *max_pos;
+  int max_pos_def;
+  const char *act;
+  const char *act_def;
+} FamilyKeys;
+
+static const FamilyKeys families[] = {
+  { "gpt2", GS_HF_GPT2, "n_embd", "n_layer", "n_head", "vocab_size",
+    "n_inner", 0, "n_positions", 1024, "activation_function", "gelu_new" },
+  { "bert", GS_HF_BERT, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 3072,
+    "max_position_embeddings", 512, "hidden_act", "gelu" },
+  { "opt", GS_HF_OPT, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "ffn_dim", 3072,
+    "max_position_embeddings", 2048, "activation_function", "relu" },
+  { "gpt_neo", GS_HF_GPT_NEO, "hidden_size", "num_layers", "num_heads",
+    "vocab_size", "intermediate_size", 0, "max_position_embeddings", 2048,
+    "activation_function", "gelu_new" },
+  { "llama", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 11008,
+    "max_position_embeddings", 2048, "hidden_act", "silu" },
+  { "mistral", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 14336,
+    "max_position_embeddings", 32768, "hidden_act", "silu" },
+  { "mixtral", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 14336,
+    "max_position_embeddings", 131072, "hidden_act", "silu" },
+  { "switch_transformers", GS_HF_SWITCH, "d_model", "num_layers",
+    "num_heads", "vocab_size", "d_ff", 2048, NULL, 0,
+    "dense_act_fn", "relu" },
+  { "t5", GS_HF_T5, "d_model", "num_layers", "num_heads", "vocab_size",
+    "d_ff", 2048, NULL, 0, NULL, "relu" },
+};
+
+const char *
+gs_hf_family_name (GsHfFamily f)
+{
+  static const char *const names[GS_HF_FAMILY_COUNT] = {
+    "gpt2", "bert", "opt", "gpt_neo", "llama", "mixtral",
+    "switch_transformers", "t5"
+  };
+  g_return_val_if_fail (f < GS_HF_FAMILY_COUNT, "?");
+  return names[f];
+}
+
+const char *
+gs_hf_supported_types (void)
+{
+  return "gpt2, bert, opt, gpt_neo, llama, mistral, mixtral, "
+         "switch_transformers, t5";
+}
+
+/* ------------------------------------------------------------ JSON access */
+
+typedef struct {
+  const char *file;
+  JsonObject *obj;
+} Reader;
+
+static JsonNode *
+member (const Reader *r, const char *key)
+{
+  if (key == NULL || !json_object_has_member (r->obj, key))
+    return NULL;
+  JsonNode *n = json_object_get_member (r->obj, key);
+  return JSON_NODE_HOLDS_NULL (n) ? NULL : n;
+}
+
+static gboolean
+fail_type (const Reader *r, const char *key, const char *want, GError **error)
+{
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+               "%s: key '%s' must be %s", r->file, key, want);
+  return FALSE;
+}
+
+/* Reads a positive integer.  Absent: DEF when DEF > 0, else an error when
+ * REQUIRED, else 0. */
+static gboolean
+get_int (const Reader *r, const char *key, int def, gboolean required,
+         int *out, GError **error)
+{
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    {
+      if (required && def <= 0)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: key '%s' is missing (a positive integer is "
+                       "needed)", r->file, key);
+          return FALSE;
+        }
+      *out = def;
+      return TRUE;
+    }
+  if (!JSON_NODE_HOLDS_VALUE (n))
+    return fail_type (r, key, "a positive integer", error);
+  GType t = json_node_get_value_type (n);
+  double v;
+  if (t == G_TYPE_INT64)
+    v = (double) json_node_get_int (n);
+  else if (t == G_TYPE_DOUBLE)
+    v = json_node_get_double (n);
+  else
+    return fail_type (r, key, "a positive integer", error);
+  if (v != floor (v) || v <= 0 || v > G_MAXINT)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key '%s' is %g; it must be a positive integer",
+                   r->file, key, v);
+      return FALSE;
+    }
+  *out = (int) v;
+  return TRUE;
+}
+
+/* Reads a probability in [0, 1) (dropout); absent: DEF. */
+static gboolean
+get_prob (const Reader *r, const char *key, double def, double *out,
+          GError **error)
+{
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    {
+      *out = def;
+      return TRUE;
+    }
+  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : 0;
+  if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
+    return fail_type (r, key, "a number between 0 and 1", error);
+  double v = json_node_get_double (n);
+  if (!(v >= 0 && v < 1))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key '%s' is %g; a dropout probability must be in "
+                   "[0, 1)", r->file, key, v);
+      return FALSE;
+    }
+  *out = v;
+  return TRUE;
+}
+
+static gboolean
+get_bool (const Reader *r, const char *key, gboolean def, gboolean *out,
+          GError **error)
+{
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    {
+      *out = def;
+      return TRUE;
+    }
+  if (!JSON_NODE_HOLDS_VALUE (n)
+      || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
+    return fail_type (r, key, "true or false", error);
+  *out = json_node_get_boolean (n);
+  return TRUE;
+}
+
+/* A string (borrowed from the parser), or DEF when absent. */
+static gboolean
+get_str (const Reader *r, const char *key, const char *def, const char **out,
+         GError **error)
+{
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    {
+      *out = def;
+      return TRUE;
+    }
+  if (!JSON_NODE_HOLDS_VALUE (n)
+      || json_node_get_value_type (n) != G_TYPE_STRING)
+    return fail_type (r, key, "a string", error);
+  *out = json_node_get_string (n);
+  return TRUE;
+}
+
+/* ---------------------------------------------------------- interpretation */
+
+static gboolean
+parse_act (const Reader *r, const char *key, const char *s, GsHfAct *act,
+           GError **error)
+{
+  static const struct { const char *name; GsHfAct act; } acts[] = {
+    { "gelu", GS_ACT_GELU }, { "gelu_new", GS_ACT_GELU_NEW },
+    { "gelu_fast", GS_ACT_GELU_NEW }, { "gelu_pytorch_tanh", GS_ACT_GELU_TANH },
+    { "relu", GS_ACT_RELU }, { "silu", GS_ACT_SILU }, { "swish", GS_ACT_SILU },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (acts); i++)
+    if (g_strcmp0 (s, acts[i].name) == 0)
+      {
+        *act = acts[i].act;
+        return TRUE;
+      }
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+               "%s: key '%s' is \"%s\"; gpusim models gelu, gelu_new, "
+               "gelu_fast, gelu_pytorch_tanh, relu, silu and swish",
+               r->file, key ? key : "activation", s);
+  return FALSE;
+}
+
+/* GPT-Neo attention_types: [[["global", "local"], 12]] means the pattern
+ * global, local repeated 12 times. */
+static gboolean
+parse_neo_layers (const Reader *r, GsHfConfig *c, GError **error)
+{
+  c->local = g_new0 (gboolean, c->layers);
+  JsonNode *n = member (r, "attention_types");
+  if (n == NULL)
+    {
+      for (int i = 0; i < c->layers; i++)
+        c->local[i] = i % 2 == 1;
+      return TRUE;
+    }
+  if (!JSON_NODE_HOLDS_ARRAY (n))
+    return fail_type (r, "attention_types",
+                      "a list like [[[\"global\", \"local\"], 12]]", error);
+  JsonArray *outer = json_node_get_array (n);
+  int at = 0;
+  for (guint i = 0; i < json_array_get_length (outer); i++)
+    {
+      JsonNode *e = json_array_get_element (outer, i);
+      JsonArray *pair = JSON_NODE_HOLDS_ARRAY (e) ? json_node_get_array (e)
+                                                  : NULL;
+      if (pair == NULL || json_array_get_length (pair) != 2
+          || !JSON_NODE_HOLDS_ARRAY (json_array_get_element (pair, 0)))
+        return fail_type (r, "attention_types",
+                          "a list like [[[\"global\", \"local\"], 12]]",
+                          error);
+      JsonArray *pat = json_array_get_array_element (pair, 0);
+      gint64 reps = json_array_get_int_element (pair, 1);
+      for (gint64 k = 0; k < reps; k++)
+        for (guint j = 0; j < json_array_get_length (pat); j++)
+          {
+            const char *s = json_array_get_string_element (pat, j);
+            if (at < c->layers)
+              c->local[at] = g_strcmp0 (s, "local") == 0;
+            at++;
+          }
+    }
+  if (at != c->layers)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key 'attention_types' describes %d layers but "
+                   "'num_layers' is %d", r->file, at, c->layers);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+read_sizes (const Reader *r, const FamilyKeys *fk, GsHfConfig *c,
+            GError **error)
+{
+  if (!get_int (r, fk->hidden, 0, TRUE, &c->hidden, error)
+      || !get_int (r, fk->layers, 0, TRUE, &c->layers, error)
+      || !get_int (r, fk->heads, 0, TRUE, &c->heads, error)
+      || !get_int (r, fk->vocab, 0, TRUE, &c->vocab, error))
+    return FALSE;
+  int ffn_def = fk->ffn_def > 0 ? fk->ffn_def : 4 * c->hidden;
+  if (!get_int (r, fk->ffn, ffn_def, FALSE, &c->ffn, error))
+    return FALSE;
+  if (fk->max_pos && !get_int (r, fk->max_pos, fk->max_pos_def, FALSE,
+                               &c->max_pos, error))
+    return FALSE;
+  const char *act;
+  if (!get_str (r, fk->act, fk->act_def, &act, error)
+      || !parse_act (r, fk->act, act, &c->act, error))
+    return FALSE;
+  c->kv_heads = c->heads;
+  c->dec_layers = 0;
+  c->linear_bias = TRUE;
+  return TRUE;
+}
+
+static gboolean
+read_gpt2 (const Reader *r, GsHfConfig *c, GError **error)
+{
+  c->tie_embeddings = TRUE;
+  return get_prob (r, "embd_pdrop", 0.1, &c->p_embd, error)
+         && get_prob (r, "attn_pdrop", 0.1, &c->p_attn, error)
+         && get_prob (r, "resid_pdrop", 0.1, &c->p_resid, error)
+         && get_bool (r, "scale_attn_weights", TRUE, &c->scale_attn, error);
+}
+
+static gboolean
+read_bert (const Reader *r, GsHfConfig *c, GError **error)
+{
+  if (!get_int (r, "type_vocab_size", 2, FALSE, &c->type_vocab, error)
+      || !get_prob (r, "hidden_dropout_prob", 0.1, &c->p_resid, error)
+      || !get_prob (r, "attention_probs_dropout_prob", 0.1, &c->p_attn,
+                    error))
+    return FALSE;
+  c->p_embd = c->p_resid;
+  c->tie_embeddings = TRUE;
+  /* num_labels defaults to 2 (PretrainedConfig id2label). */
+  JsonNode *labels = member (r, "id2label");
+  int def = labels && JSON_NODE_HOLDS_OBJECT (labels)
+            ? (int) json_object_get_size (json_node_get_object (labels)) : 2;
+  return get_int (r, "num_labels", MAX (def, 1), FALSE, &c->num_labels,
+                  error);
+}
+
+static gboolean
+read_opt (const Reader *r, GsHfConfig *c, GError **error)
+{
+  c->tie_embeddings = TRUE;
+  return get_bool (r, "do_layer_norm_before", TRUE, &c->pre_norm, error)
+         && get_int (r, "word_embed_proj_dim", c->hidden, FALSE,
+                     &c->proj_dim, error)
+         && get_prob (r, "dropout", 0.1, &c->p_resid, error)
+         && get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
+         && get_prob (r, "activation_dropout", 0.0, &c->p_act, error)
+         && get_bool (r, "enable_bias", TRUE, &c->linear_bias, error)
+         && (c->p_embd = c->p_resid, TRUE);
+}
+
+static gboolean
+read_neo (const Reader *r, GsHfConfig *c, GError **error)
+{
+  c->tie_embeddings = TRUE;
+  return get_int (r, "window_size", 256, FALSE, &c->window, error)
+         && get_prob (r, "embed_dropout", 0.0, &c->p_embd, error)
+         && get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
+         && get_prob (r, "resid_dropout", 0.0, &c->p_resid, error)
+         && parse_neo_layers (r, c, error);
+}
+
+static gboolean
+read_llama (const Reader *r, GsHfConfig *c, GError **error)
+{
+  c->gated = TRUE;
+  c->pre_norm = TRUE;
+  if (!get_int (r, "num_key_value_heads", c->heads, FALSE, &c->kv_heads,
+                error)
+      || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
+                    error)
+      || !get_bool (r, "attention_bias", FALSE, &c->linear_bias, error)
+      || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error))
+    return FALSE;
+  if (c->heads % c->kv_heads != 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key 'num_key_value_heads' is %d; it must divide "
+                   "'num_attention_heads' (%d)", r->file, c->kv_heads,
+                   c->heads);
+      return FALSE;
+    }
+  if (c->family == GS_HF_MIXTRAL)
+    {
+      if (!get_int (r, "num_local_experts", 8, FALSE, &c->experts, error)
+          || !get_int (r, "num_experts_per_tok", 2, FALSE, &c->top_k, error))
+        return FALSE;
+      if (c->top_k > c->experts)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: key 'num_experts_per_tok' is %d but there are "
+                       "only %d experts", r->file, c->top_k, c->experts);
+          return FALSE;
+        }
+      c->enc_sparse_step = 1;
+    }
+  return TRUE;
+}
+
+/* Sparse layer spacing as SwitchTransformersConfig computes it. */
+static int
+sparse_step (int layers, int sparse)
+{
+  return sparse > 0 ? MAX (layers / sparse, 1) : 0;
+}
+
+static gboolean
+read_t5 (const Reader *r, GsHfConfig *c, GError **error)
+{
+  int dkv;
+  const char *proj;
+  if (!get_int (r, "d_kv", 64, FALSE, &dkv, error)
+      || !get_int (r, "num_decoder_layers", c->layers, FALSE, &c->dec_layers,
+                   error)
+      || !get_int (r, "relative_attention_num_buckets", 32, FALSE,
+                   &c->rel_buckets, error)
+      || !get_prob (r, "dropout_rate", 0.1, &c->p_resid, error)
+      || !get_bool (r, "tie_word_embeddings", TRUE, &c->tie_embeddings,
+                    error)
+      || !get_str (r, "feed_forward_proj", "relu", &proj, error))
+    return FALSE;
+  c->head_dim = dkv;
+  c->p_embd = c->p_attn = c->p_act = c->p_resid;
+  c->linear_bias = FALSE;
+  c->pre_norm = TRUE;
+  /* "gated-gelu" and friends: T5 v1.1 (DenseGatedActDense). */
+  const char *act = proj;
+  if (g_str_has_prefix (proj, "gated-"))
+    {
+      c->gated = TRUE;
+      act = proj + 6;
+      if (strcmp (act, "gelu") == 0)
+        act = "gelu_new";     /* T5Config maps gated-gelu to gelu_new */
+    }
+  if (!parse_act (r, "feed_forward_proj", act, &c->act, error))
+    return FALSE;
+  if (c->family == GS_HF_SWITCH)
+    {
+      int se, sd;
+      double jitter;
+      if (!get_int (r, "num_experts", 8, FALSE, &c->experts, error)
+          || !get_int (r, "expert_capacity", 64, FALSE, &c->capacity, error)
+          || !get_int (r, "num_sparse_encoder_layers", 3, FALSE, &se, error)
+          || !get_int (r, "num_sparse_decoder_layers", 3, FALSE, &sd, error)
+          || !get_prob (r, "router_jitter_noise", 0.01, &jitter, error))
+        return FALSE;
+      c->top_k = 1;
+      c->enc_sparse_step = sparse_step (c->layers, se);
+      c->dec_sparse_step = sparse_step (c->dec_layers, sd);
+      c->router_jitter = jitter > 0;
+    }
+  return TRUE;
+}
+
+gboolean
+gs_hf_layer_sparse (const GsHfConfig *cfg, int i, gboolean decoder)
+{
+  int step = decoder ? cfg->dec_sparse_step : cfg->enc_sparse_step;
+  if (cfg->experts <= 0 || step <= 0)
+    return FALSE;
+  if (cfg->family == GS_HF_MIXTRAL || step == 1)
+    return TRUE;
+  /* SwitchTransformersStack: layer i is sparse when i % step == 1. */
+  return i % step == 1;
+}
+
+static gboolean
+check_shape (const Reader *r, const FamilyKeys *fk, GsHfConfig *c,
+             GError **error)
+{
+  if (c->head_dim == 0)
+    {
+      if (c->hidden % c->heads != 0)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: key '%s' (%d) must be a multiple of '%s' (%d)",
+                       r->file, fk->hidden, c->hidden, fk->heads, c->heads);
+          return FALSE;
+        }
+      c->head_dim = c->hidden / c->heads;
+    }
+  return TRUE;
+}
+
+static JsonObject *
+parse_file (const char *file, JsonParser *parser, GError **error)
+{
+  GError *e = NULL;
+  if (!json_parser_load_from_file (parser, file, &e))
+    {
+      gboolean io = g_error_matches (e, G_FILE_ERROR, G_FILE_ERROR_NOENT)
+                    || e->domain == G_FILE_ERROR;
+      g_set_error (error, GS_ERROR, io ? GS_ERROR_IO : GS_ERROR_INPUT,
+                   "%s: %s", file, e->message);
+      g_error_free (e);
+      return NULL;
+    }
+  JsonNode *root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: a config.json must hold one JSON object", file);
+      return NULL;
+    }
+  return json_node_get_object (root);
+}
+
+static const FamilyKeys *
+find_family (const Reader *r, const char **type, GError **error)
+{
+  if (!get_str (r, "model_type", NULL, type, error))
+    return NULL;
+  if (*type == NULL)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key 'model_type' is missing (one of %s)", r->file,
+                   gs_hf_supported_types ());
+      return NULL;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (families); i++)
+    if (strcmp (*type, families[i].type) == 0)
+      return &families[i];
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+               "%s: key 'model_type' is \"%s\", which gpusim does not model "
+               "(supported: %s)", r->file, *type, gs_hf_supported_types ());
+  return NULL;
+}
+
+GsHfConfig *
+gs_hf_config_load (const char *file, GError **error)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *obj = parse_file (file, parser, error);
+  if (obj == NULL)
+    return NULL;
+  Reader r = { file, obj };
+  const char *type;
+  const FamilyKeys *fk = find_family (&r, &type, error);
+  if (fk == NULL)
+    return NULL;
+
+  g_autoptr (GsHfConfig) c = g_new0 (GsHfConfig, 1);
+  c->file = g_strdup (file);
+  c->model_type = g_strdup (type);
+  c->family = fk->family;
+  if (!read_sizes (&r, fk, c, error))
+    return NULL;
+  gboolean ok = TRUE;
+  switch (c->family)
+    {
+    case GS_HF_GPT2: ok = read_gpt2 (&r, c, error); break;
+    case GS_HF_BERT: ok = read_bert (&r, c, error); break;
+    case GS_HF_OPT: ok = read_opt (&r, c, error); break;
+    case GS_HF_GPT_NEO: ok = read_neo (&r, c, error); break;
+    case GS_HF_LLAMA:
+    case GS_HF_MIXTRAL: ok = read_llama (&r, c, error); break;
+    case GS_HF_SWITCH:
+    case GS_HF_T5: ok = read_t5 (&r, c, error); break;
+    case GS_HF_FAMILY_COUNT: g_assert_not_reached ();
+    }
+  if (!ok || !check_shape (&r, fk, c, error))
+    return NULL;
+  return g_steal_pointer (&c);
+}
+
+void
+gs_hf_config_free (GsHfConfig *c)
+{
+  if (c == NULL)
+    return;
+  g_free (c->file);
+  g_free (c->model_type);
+  g_free (c->local);
+  g_free (c);
+}

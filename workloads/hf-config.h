@@ -1,0 +1,89 @@
+/* gpusim: Hugging Face config.json files, read into one normalized form.
+ *
+ * Each model family names its sizes differently (GPT-2's n_embd, BERT's
+ * hidden_size, T5's d_model); gs_hf_config_load maps them onto one struct,
+ * fills the defaults the transformers config classes use for keys a file
+ * leaves out, and rejects what cannot describe a model (a missing size, a
+ * wrong type, a size <= 0, an unknown model_type) with an error naming the
+ * file and the key.
+ */
+#ifndef GS_HF_CONFIG_H
+#define GS_HF_CONFIG_H
+
+#include <glib.h>
+
+typedef enum {
+  GS_HF_GPT2,      /* gpt2 (and GPT-3-style configs with model_type gpt2) */
+  GS_HF_BERT,
+  GS_HF_OPT,
+  GS_HF_GPT_NEO,
+  GS_HF_LLAMA,     /* llama, mistral */
+  GS_HF_MIXTRAL,
+  GS_HF_SWITCH,    /* switch_transformers */
+  GS_HF_T5,
+  GS_HF_FAMILY_COUNT
+} GsHfFamily;
+
+/* The activation functions transformers' ACT2FN maps config strings to. */
+typedef enum {
+  GS_ACT_GELU,       /* "gelu": exact erf GELU, one kernel */
+  GS_ACT_GELU_NEW,   /* "gelu_new": tanh approximation in eight pointwise ops */
+  GS_ACT_GELU_TANH,  /* "gelu_pytorch_tanh": one kernel */
+  GS_ACT_RELU,
+  GS_ACT_SILU,       /* "silu"/"swish" */
+} GsHfAct;
+
+typedef struct {
+  char *file;              /* where it came from (for messages) */
+  char *model_type;        /* as the file says it */
+  GsHfFamily family;
+
+  int hidden;              /* model width (d_model) */
+  int layers;              /* (encoder) layers */
+  int dec_layers;          /* decoder layers (encoder-decoder models) */
+  int heads;               /* attention heads */
+  int kv_heads;            /* key/value heads (GQA); = heads otherwise */
+  int head_dim;            /* per head (T5's d_kv may differ from hidden/heads) */
+  int ffn;                 /* feed-forward inner width */
+  int vocab;
+  int max_pos;             /* learned position table rows (0: none) */
+  int type_vocab;          /* BERT token types */
+  int proj_dim;            /* OPT word_embed_proj_dim */
+  int num_labels;          /* BERT classification head outputs */
+
+  GsHfAct act;
+  gboolean gated;          /* gated FFN: SwiGLU (Llama) or gated-gelu (T5 v1.1) */
+  gboolean pre_norm;       /* layer norm before attention/FFN (OPT flag) */
+  gboolean tie_embeddings; /* LM head shares the token embedding */
+  gboolean scale_attn;     /* GPT-2 scale_attn_weights */
+  gboolean linear_bias;    /* projections carry a bias */
+
+  /* Dropout probabilities (active in training). */
+  double p_embd, p_attn, p_resid, p_act;
+
+  /* GPT-Neo: layer i is local when local[i]; window in tokens. */
+  gboolean *local;         /* layers entries, or NULL */
+  int window;
+
+  /* Mixture of experts (Switch, Mixtral). */
+  int experts;
+  int top_k;
+  int capacity;            /* Switch expert_capacity, tokens per sequence */
+  int enc_sparse_step;     /* every this many layers is sparse (0: none) */
+  int dec_sparse_step;
+  gboolean router_jitter;  /* Switch jitter noise multiplies inputs in training */
+
+  int rel_buckets;         /* T5 relative attention buckets */
+} GsHfConfig;
+
+GsHfConfig *gs_hf_config_load (const char *file, GError **error);
+void gs_hf_config_free (GsHfConfig *cfg);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsHfConfig, gs_hf_config_free)
+
+const char *gs_hf_family_name (GsHfFamily f);
+/* The model_type strings gpusim understands, comma-separated. */
+const char *gs_hf_supported_types (void);
+/* Layer I of the encoder (or the only stack) / decoder has a sparse FFN. */
+gboolean gs_hf_layer_sparse (const GsHfConfig *cfg, int i, gboolean decoder);
+
+#endif

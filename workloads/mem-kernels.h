@@ -1,0 +1,96 @@
+/* gpusim: building memory-bound kernels (private to the mem-*.c files).
+ *
+ * A kernel is described by a MemSpec: its launch configuration and what
+ * one full block moves and computes.  mem_emit() turns it into a GsKernel:
+ * it decides which bytes reach DRAM (inputs left in L2 by the previous op,
+ * rows a multi-pass kernel rereads from L1 or L2) and how many dependent
+ * memory round trips a warp makes.
+ */
+#ifndef GS_MEM_KERNELS_H
+#define GS_MEM_KERNELS_H
+
+#include "workloads/mem-model.h"
+
+/* One lowering in progress. */
+typedef struct {
+  const GsArch *arch;
+  const GsMemParams *p;
+  const GsOp *op;
+  GsRuntime runtime;
+  const GsKernelHint *hint;
+  GArray *out;              /* GsKernel */
+  double footprint;         /* bytes the op touches (inputs + outputs) */
+} MemLower;
+
+typedef struct {
+  char *name;               /* kernel name (owned by the spec) */
+  GsMemFamily fam;
+  uint64_t blocks;          /* grid.x */
+  uint32_t bx, by;          /* block */
+  uint32_t regs;            /* per thread */
+  uint32_t smem;            /* bytes per block (static + dynamic) */
+  double last_scale;        /* work of the last block / a full one, (0,1] */
+  /* One full block: */
+  double in_bytes;          /* first reads of full-size inputs */
+  double reread_bytes;      /* reads of data the block read before */
+  double small_bytes;       /* broadcast operands (bias, gamma): cached */
+  double out_bytes;         /* stores */
+  double misaligned_rows;   /* rows whose start is not 32-byte aligned */
+  double alu, sfu, other;   /* thread-level operations */
+  double trips;             /* dependent global round trips per warp */
+  double ilp;               /* independent instructions per warp (>= 1) */
+  double fixed_cycles;      /* block-wide reductions, barriers (SM cycles) */
+  double fixed_ns;          /* further fixed latency per block, ns */
+} MemSpec;
+
+void mem_spec_init (MemSpec *s, GsMemFamily fam, const char *name);
+
+/* Appends the kernel S describes (and frees S's name). */
+gboolean mem_emit (MemLower *L, MemSpec *s, GError **error);
+
+/* Bytes per stored element of DTYPE. */
+double mem_esize (GsDtype d);
+/* "float", "c10::Half" ... as PyTorch's kernel names spell the type. */
+const char *mem_ctype (GsDtype d);
+/* Integer, logic and control instructions per element of a pointwise op
+ * by name, besides gs_mem_pointwise_cost's FP32 and SFU work (0 if
+ * unknown). */
+double mem_pointwise_other (const char *name);
+uint64_t mem_ceil_div (uint64_t a, uint64_t b);
+/* Smallest power of two >= N (N >= 1). */
+uint64_t mem_next_pow2 (uint64_t n);
+int mem_log2_ceil (uint64_t n);
+
+/* Kernel builders by op kind (mem-pointwise.c, mem-rows.c). */
+gboolean mem_lower_elementwise (MemLower *L, GError **error);
+gboolean mem_lower_copy (MemLower *L, GError **error);
+gboolean mem_lower_optimizer (MemLower *L, GError **error);
+gboolean mem_lower_triton_pointwise (MemLower *L, GError **error);
+gboolean mem_lower_norm (MemLower *L, GError **error);
+gboolean mem_lower_softmax (MemLower *L, GError **error);
+gboolean mem_lower_reduce (MemLower *L, GError **error);
+gboolean mem_lower_embedding (MemLower *L, GError **error);
+gboolean mem_lower_triton_reduction (MemLower *L, GError **error);
+
+/* A pointwise pass over N elements as PyTorch's TensorIterator launches
+ * it (vectorized, unrolled or strided; split for 32-bit indexing):
+ * N_IN full-size inputs, N_SMALL broadcast ones, N_OUT outputs, ALU/SFU
+ * per element.  NAME is the functor ("add", "copy" ...).  Used by the
+ * elementwise builder and by ops PyTorch decomposes (RMS norm, Adam). */
+typedef enum {
+  MEM_PW_VECTORIZED,        /* vectorized_elementwise_kernel<4> */
+  MEM_PW_UNROLLED,          /* unrolled_elementwise_kernel: scalar loads */
+  MEM_PW_STRIDED,           /* elementwise_kernel<128, U>: offset calculator */
+} MemPwPath;
+
+gboolean mem_pointwise (MemLower *L, const char *name, int64_t n,
+                        GsDtype dtype, int n_in, int n_small, int n_out,
+                        double alu, double sfu, MemPwPath path,
+                        GError **error);
+
+/* A row reduction (sum/mean over the last dim) of ROWS x COLS as
+ * reduce_kernel launches it. */
+gboolean mem_reduce_rows (MemLower *L, const char *name, int64_t rows,
+                          int64_t cols, GsDtype dtype, GError **error);
+
+#endif

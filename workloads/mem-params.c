@@ -1,0 +1,237 @@
+/* gpusim: calibration.library.memory, the learned parameters of the
+ * memory-bound kernel model (see mem-model.h), declared once here.
+ *
+ * The defaults are what a GPU without measurements gets when its arch file
+ * has no such group: kernel efficiencies of 1 (calibration.dram_eff alone
+ * sets the bandwidth), the L2 behaviour of a plain cache, and host costs
+ * equal to the median of the GPUs fitted on NeuSight's measurements
+ * (docs/kernel-library.md).  `gpusim calibrate` writes fitted values, or
+ * values transferred from related GPUs, into the arch file.
+ */
+#include "config.h"
+#include "workloads/mem-model.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+
+#include <math.h>
+#include <string.h>
+
+#define GROUP "calibration.library.memory"
+#define OFF(f) offsetof (GsMemParams, f)
+#define ADV GS_PARAM_ADVANCED
+
+static const char *const family_names[GS_MEM_FAM_COUNT] = {
+  "elementwise", "strided", "layer_norm", "softmax_warp", "softmax_block",
+  "reduce", "gather", "triton", "optimizer"
+};
+
+const char *
+gs_mem_family_name (GsMemFamily f)
+{
+  g_return_val_if_fail (f < GS_MEM_FAM_COUNT, "?");
+  return family_names[f];
+}
+
+static const char *const host_names[GS_MEM_HOST_COUNT] = {
+  "add", "mul", "div", "pow", "addu", "mulu", "divu", "powu", "relu", "gelu",
+  "tanh", "ln", "softmax", "elementwise", "norm", "reduce", "embedding",
+  "copy", "fused", "optimizer"
+};
+
+const char *
+gs_mem_host_name (GsMemHostOp h)
+{
+  g_return_val_if_fail (h < GS_MEM_HOST_COUNT, "?");
+  return host_names[h];
+}
+
+#define EFF(fam, what) \
+  { "eff." #fam, GS_PARAM_DOUBLE, OFF (eff[GS_MEM_FAM_##what]), "", 1, NULL, \
+    0.05, 1, 0, "fraction of calibration.dram_eff's bandwidth " #fam \
+    " kernels reach" }
+
+/* Host costs (us).  Defaults: medians of the fitted GPUs (A100 40/80 GB,
+ * V100, T4, L4 on NeuSight's measurements, PyTorch 2.1). */
+#define HOST(op, what, pre, post) \
+  { "host." #op ".pre_us", GS_PARAM_DOUBLE, \
+    OFF (host[GS_MEM_HOST_##what].pre_us), "us", pre, NULL, 0, 1e4, ADV, \
+    "host time of " #op " before its first kernel is issued" }, \
+  { "host." #op ".post_us", GS_PARAM_DOUBLE, \
+    OFF (host[GS_MEM_HOST_##what].post_us), "us", post, NULL, 0, 1e4, ADV, \
+    "host time of " #op " after its last kernel is issued" }
+
+static const GsParam mem_params[] = {
+  { "rows", GS_PARAM_INT, OFF (rows), "rows", 0, NULL, 0, 1 << 30, 0,
+    "measured rows the memory fit used (0: defaults or transferred)" },
+  EFF (elementwise, ELEMENTWISE),
+  EFF (strided, STRIDED),
+  EFF (layer_norm, LAYER_NORM),
+  EFF (softmax_warp, SOFTMAX_WARP),
+  EFF (softmax_block, SOFTMAX_BLOCK),
+  EFF (reduce, REDUCE),
+  EFF (gather, GATHER),
+  EFF (triton, TRITON),
+  EFF (optimizer, OPTIMIZER),
+  { "l2_keep", GS_PARAM_DOUBLE, OFF (l2_keep), "", 0.75, NULL, 0.05, 2, 0,
+    "fraction of the L2 size that keeps data touched by the previous op" },
+  { "l1_keep", GS_PARAM_DOUBLE, OFF (l1_keep), "", 0.75, NULL, 0.05, 1, 0,
+    "fraction of an SM's free L1 that keeps rows a multi-pass kernel rereads" },
+  { "row_sector_bytes", GS_PARAM_DOUBLE, OFF (row_sector_bytes), "bytes",
+    0, NULL, 0, 4096, 0,
+    "extra bytes a row kernel moves per row not aligned to 32 bytes" },
+  { "row_ops.layer_norm", GS_PARAM_DOUBLE, OFF (row_ops_layer_norm),
+    "instructions", 400, NULL, 0, 1e5, 0,
+    "per thread per row of vectorized_layer_norm_kernel besides the "
+    "per-element work (Welford merges, barriers, setup)" },
+  { "row_ops.softmax_block", GS_PARAM_DOUBLE, OFF (row_ops_softmax_block),
+    "instructions", 250, NULL, 0, 1e5, 0,
+    "per thread per row of cunn_SoftMaxForward besides the per-element "
+    "work (two block reductions)" },
+  { "row_ops.softmax_warp", GS_PARAM_DOUBLE, OFF (row_ops_softmax_warp),
+    "instructions", 60, NULL, 0, 1e5, 0,
+    "per thread per row of softmax_warp_forward besides the per-element "
+    "work (two warp reductions)" },
+  { "block_ns.layer_norm", GS_PARAM_DOUBLE, OFF (block_ns_layer_norm), "ns",
+    0, NULL, 0, 1e5, 0,
+    "latency of a vectorized_layer_norm_kernel block beyond its memory "
+    "round trips and work (barrier and reduction waits)" },
+  { "block_ns.softmax_block", GS_PARAM_DOUBLE, OFF (block_ns_softmax_block),
+    "ns", 0, NULL, 0, 1e5, 0,
+    "the same for a cunn_SoftMaxForward block" },
+  { "block_ns.softmax_warp", GS_PARAM_DOUBLE, OFF (block_ns_softmax_warp),
+    "ns", 0, NULL, 0, 1e5, 0,
+    "the same for a softmax_warp_forward block" },
+  { "regs.layer_norm", GS_PARAM_INT, OFF (regs_layer_norm), "registers",
+    32, NULL, 16, 255, 0,
+    "registers per thread of vectorized_layer_norm_kernel (occupancy)" },
+  { "regs.softmax_block", GS_PARAM_INT, OFF (regs_softmax_block),
+    "registers", 32, NULL, 16, 255, 0,
+    "registers per thread of cunn_SoftMaxForward (occupancy)" },
+  { "regs.softmax_warp", GS_PARAM_INT, OFF (regs_softmax_warp), "registers",
+    82, NULL, 16, 255, 0,
+    "registers per thread of softmax_warp_forward at 1024 columns" },
+  HOST (add, ADD, 15.0, 11.0),
+  HOST (mul, MUL, 15.0, 11.0),
+  HOST (div, DIV, 16.0, 10.5),
+  HOST (pow, POW, 17.0, 10.0),
+  HOST (addu, ADDU, 18.0, 13.0),
+  HOST (mulu, MULU, 18.0, 13.0),
+  HOST (divu, DIVU, 18.0, 13.0),
+  HOST (powu, POWU, 17.0, 12.0),
+  HOST (relu, RELU, 18.0, 13.5),
+  HOST (gelu, GELU, 18.5, 12.0),
+  HOST (tanh, TANH, 13.0, 12.5),
+  HOST (ln, LN, 38.0, 8.5),
+  HOST (softmax, SOFTMAX, 26.0, 7.5),
+  HOST (elementwise, ELEMENTWISE, 16.0, 11.5),
+  HOST (norm, NORM, 38.0, 8.5),
+  HOST (reduce, REDUCE, 20.0, 10.0),
+  HOST (embedding, EMBEDDING, 20.0, 10.0),
+  HOST (copy, COPY, 12.0, 8.0),
+  HOST (fused, FUSED, 8.0, 6.0),
+  HOST (optimizer, OPTIMIZER, 30.0, 10.0),
+};
+
+#undef EFF
+#undef HOST
+#undef OFF
+
+const GsParam *
+gs_mem_params_table (guint *n)
+{
+  *n = G_N_ELEMENTS (mem_params);
+  return mem_params;
+}
+
+void
+gs_mem_params_init (GsMemParams *p)
+{
+  memset (p, 0, sizeof *p);
+  gs_params_init (mem_params, G_N_ELEMENTS (mem_params), p);
+}
+
+gboolean
+gs_mem_params_load (GsMemParams *p, const GsArch *arch, GError **error)
+{
+  gs_mem_params_init (p);
+  if (arch->chain == NULL)
+    return TRUE;
+  for (guint i = 0; i < gs_cfg_chain_length (arch->chain); i++)
+    {
+      config_t *cfg = gs_cfg_chain_nth (arch->chain, i);
+      config_setting_t *g = config_lookup (cfg, GROUP);
+      if (g == NULL)
+        continue;
+      if (config_setting_type (g) != CONFIG_TYPE_GROUP)
+        {
+          g_autofree char *w = gs_cfg_where (g);
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: " GROUP ": expected a group { ... }", w);
+          return FALSE;
+        }
+      if (!gs_params_check_unknown (mem_params, G_N_ELEMENTS (mem_params), g,
+                                    GROUP ".", NULL, error))
+        return FALSE;
+    }
+  return gs_params_load (mem_params, G_N_ELEMENTS (mem_params), p,
+                         arch->chain, GROUP ".", error);
+}
+
+/* Number of leading dotted components A and B share. */
+static guint
+common_depth (char **a, char **b)
+{
+  guint d = 0;
+  while (a[d] && b[d] && a[d + 1] && b[d + 1] && strcmp (a[d], b[d]) == 0)
+    d++;
+  return d;
+}
+
+static void
+pad (GString *s, const char *indent, guint depth)
+{
+  g_string_append (s, indent);
+  for (guint i = 0; i < depth; i++)
+    g_string_append (s, "  ");
+}
+
+/* Writes the table's keys as nested libconfig groups ("host.add.pre_us"
+ * inside "host = { add = { ... }; };"); the table lists each group's keys
+ * together, so groups open and close once. */
+char *
+gs_mem_params_to_cfg (const GsMemParams *p, const char *indent)
+{
+  GString *s = g_string_new (NULL);
+  char **prev = g_new0 (char *, 1);
+  guint prev_depth = 0;           /* groups open */
+  for (guint i = 0; i < G_N_ELEMENTS (mem_params); i++)
+    {
+      const GsParam *q = &mem_params[i];
+      char **parts = g_strsplit (q->key, ".", -1);
+      guint depth = g_strv_length (parts) - 1;
+      guint keep = common_depth (prev, parts);
+      for (guint d = prev_depth; d > keep; d--)
+        {
+          pad (s, indent, d - 1);
+          g_string_append (s, "};\n");
+        }
+      for (guint d = keep; d < depth; d++)
+        {
+          pad (s, indent, d);
+          g_string_append_printf (s, "%s = {\n", parts[d]);
+        }
+      g_autofree char *v = gs_param_format (q, p);
+      pad (s, indent, depth);
+      g_string_append_printf (s, "%s = %s;\n", parts[depth], v);
+      g_strfreev (prev);
+      prev = parts;
+      prev_depth = depth;
+    }
+  for (guint d = prev_depth; d > 0; d--)
+    {
+      pad (s, indent, d - 1);
+      g_string_append (s, "};\n");
+    }
+  g_strfreev (prev);
+  return g_string_free (s, FALSE);
+}

@@ -1,0 +1,315 @@
+/* gpusim: pointwise kernels -- elementwise ops, copies, Inductor pointwise
+ * kernels and the optimizer step (see mem-kernels.h).
+ *
+ * PyTorch 2.1's TensorIterator (aten/src/ATen/native/cuda/CUDALoops.cuh)
+ * launches a contiguous, 16-byte-aligned op as
+ * vectorized_elementwise_kernel<4>: 128 threads, 4 elements per thread
+ * (one vector load per operand), grid = ceil(N / 512); misaligned operands
+ * get unrolled_elementwise_kernel with the same grid and scalar loads;
+ * broadcast or permuted operands the legacy elementwise_kernel<128, U>
+ * with an offset calculator, U = 2 for 4-byte types and 4 otherwise.  An
+ * op whose byte offsets overflow int32 is split in halves until each piece
+ * fits (TensorIteratorBase::with_32bit_indexing): several launches.
+ * NeuSight's kernels.csv shows exactly these grids (grid = ceil(N/512) up
+ * to the split).
+ */
+#include "config.h"
+#include "workloads/mem-kernels.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Instructions per thread besides the math: index and bounds arithmetic,
+ * address computation per operand (PTX of the vectorized loop: about 12
+ * plus 2 per operand). */
+#define VEC_THREAD_OVERHEAD 12.0
+#define VEC_OPERAND_OVERHEAD 2.0
+/* The offset calculator costs about 6 integer operations per operand per
+ * element for the 2-3 collapsed dimensions of typical views. */
+#define STRIDED_OPERAND_OVERHEAD 6.0
+
+/* Splits N elements as TensorIterator's 32-bit indexing does. */
+static void
+split32 (int64_t n, double esz, GArray *pieces)
+{
+  if ((double) (n - 1) * esz <= (double) G_MAXINT32 || n < 2)
+    {
+      g_array_append_val (pieces, n);
+      return;
+    }
+  int64_t copy = n / 2;
+  split32 (n - copy, esz, pieces);
+  split32 (copy, esz, pieces);
+}
+
+/* Registers per thread: a base plus the values each thread holds. */
+static uint32_t
+pointwise_regs (int operands, double sfu)
+{
+  return (uint32_t) (16 + 4 * operands + (sfu > 0 ? 8 : 0));
+}
+
+static char *
+pointwise_name (MemPwPath path, const char *name, GsDtype dtype, int unroll)
+{
+  const char *t = mem_ctype (dtype);
+  switch (path)
+    {
+    case MEM_PW_VECTORIZED:
+      return g_strdup_printf ("at::native::vectorized_elementwise_kernel<4, "
+                              "%s<%s>>", name, t);
+    case MEM_PW_UNROLLED:
+      return g_strdup_printf ("at::native::unrolled_elementwise_kernel<"
+                              "%s<%s>>", name, t);
+    case MEM_PW_STRIDED:
+    default:
+      return g_strdup_printf ("at::native::elementwise_kernel<128, %d, "
+                              "%s<%s>>", unroll, name, t);
+    }
+}
+
+static gboolean
+pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
+                 int n_in, int n_small, int n_out, double alu, double sfu,
+                 MemPwPath path, GError **error)
+{
+  double esz = mem_esize (dtype);
+  int unroll = esz >= 4 ? 2 : 4;
+  int per_thread = path == MEM_PW_STRIDED ? unroll : 4;
+  double elems = 128.0 * per_thread;
+  int operands = n_in + n_small + n_out;
+  GsMemFamily fam = path == MEM_PW_STRIDED ? GS_MEM_FAM_STRIDED
+                                           : GS_MEM_FAM_ELEMENTWISE;
+  MemSpec s;
+  g_autofree char *kname = pointwise_name (path, name, dtype, unroll);
+  mem_spec_init (&s, fam, kname);
+  s.blocks = mem_ceil_div ((uint64_t) n, (uint64_t) elems);
+  s.last_scale = (n - (double) (s.blocks - 1) * elems) / elems;
+  s.regs = pointwise_regs (operands, sfu);
+  s.in_bytes = n_in * elems * esz;
+  s.small_bytes = n_small * elems * esz;
+  s.out_bytes = n_out * elems * esz;
+  s.alu = elems * alu;
+  s.sfu = elems * sfu;
+  /* Half and bfloat16 compute in fp32: a conversion per operand value. */
+  double cvt = esz < 4 ? elems * operands : 0;
+  double per_elem = path == MEM_PW_STRIDED
+                    ? STRIDED_OPERAND_OVERHEAD * operands
+                    : path == MEM_PW_UNROLLED ? VEC_OPERAND_OVERHEAD * operands
+                    : VEC_OPERAND_OVERHEAD * operands / 4.0;
+  s.other = 128.0 * VEC_THREAD_OVERHEAD
+            + elems * (per_elem + mem_pointwise_other (name)) + cvt;
+  s.trips = 1;                 /* every load of a thread issues up front */
+  s.ilp = per_thread;
+  return mem_emit (L, &s, error);
+}
+
+gboolean
+mem_pointwise (MemLower *L, const char *name, int64_t n, GsDtype dtype,
+               int n_in, int n_small, int n_out, double alu, double sfu,
+               MemPwPath path, GError **error)
+{
+  g_autoptr (GArray) pieces = g_array_new (FALSE, FALSE, sizeof (int64_t));
+  split32 (n, mem_esize (dtype), pieces);
+  for (guint i = 0; i < pieces->len; i++)
+    if (!pointwise_piece (L, name, g_array_index (pieces, int64_t, i), dtype,
+                          n_in, n_small, n_out, alu, sfu, path, error))
+      return FALSE;
+  return TRUE;
+}
+
+/* The path a hint's kernel name names, or -1. */
+static int
+hinted_path (const GsKernelHint *hint)
+{
+  if (hint == NULL || hint->kernel == NULL)
+    return -1;
+  if (strstr (hint->kernel, "vectorized_elementwise_kernel"))
+    return MEM_PW_VECTORIZED;
+  if (strstr (hint->kernel, "unrolled_elementwise_kernel"))
+    return MEM_PW_UNROLLED;
+  if (strstr (hint->kernel, "elementwise_kernel"))
+    return MEM_PW_STRIDED;
+  return -1;
+}
+
+static void
+op_costs (const GsOp *op, double *alu, double *sfu)
+{
+  gs_mem_pointwise_cost (op->name, alu, sfu);
+  if (op->alu_per_elem > 0 || op->sfu_per_elem > 0)
+    {
+      *alu = op->alu_per_elem;
+      *sfu = op->sfu_per_elem;
+    }
+}
+
+gboolean
+mem_lower_elementwise (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  double alu, sfu;
+  op_costs (op, &alu, &sfu);
+  int path = hinted_path (L->hint);
+  if (path < 0)
+    path = op->n_small_in > 0 ? MEM_PW_STRIDED : MEM_PW_VECTORIZED;
+  return mem_pointwise (L, op->name ? op->name : "pointwise",
+                        gs_op_elems (op), op->dtype, MAX (op->n_in, 0),
+                        MAX (op->n_small_in, 0), MAX (op->n_out, 1), alu, sfu,
+                        (MemPwPath) path, error);
+}
+
+/* Copies that change the layout read through an offset calculator. */
+static gboolean
+is_layout_copy (const char *name)
+{
+  static const char *const strided[] = {
+    "contiguous", "permute", "transpose", "cat", "expand", "repeat",
+    "index", "stack", NULL
+  };
+  for (const char *const *s = strided; name && *s; s++)
+    if (strstr (name, *s))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+mem_lower_copy (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  int path = hinted_path (L->hint);
+  if (path < 0)
+    path = is_layout_copy (op->name) ? MEM_PW_STRIDED : MEM_PW_VECTORIZED;
+  return mem_pointwise (L, "copy", gs_op_elems (op), op->dtype, 1, 0, 1, 0,
+                        0, (MemPwPath) path, error);
+}
+
+/* ---------------------------------------------------------------- Triton */
+
+/* Inductor's pointwise template (torch/_inductor/triton_heuristics.py,
+ * PyTorch 2.1): XBLOCK 1024 with 4 warps (256 elements per warp), a
+ * smaller power of two for small tensors; grid = ceil(N / XBLOCK). */
+gboolean
+mem_lower_triton_pointwise (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  int64_t n = gs_op_elems (op);
+  double esz = mem_esize (op->dtype);
+  double alu, sfu;
+  op_costs (op, &alu, &sfu);
+  uint64_t xblock = MIN (1024, mem_next_pow2 ((uint64_t) n));
+  uint32_t warps = (uint32_t) CLAMP (xblock / 256, 1, 8);
+  int n_in = op->kind == GS_OP_COPY ? 1 : MAX (op->n_in, 0);
+  int n_out = MAX (op->n_out, 1);
+  int operands = n_in + MAX (op->n_small_in, 0) + n_out;
+  g_autofree char *name = g_strdup_printf ("triton_poi_fused_%s_0",
+                                           op->fused ? op->fused
+                                           : op->name ? op->name : "pointwise");
+  g_strdelimit (name + 17, "+ ", '_');
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_TRITON, name);
+  s.blocks = mem_ceil_div ((uint64_t) n, xblock);
+  s.last_scale = (n - (double) (s.blocks - 1) * xblock) / xblock;
+  s.bx = warps * 32;
+  s.regs = pointwise_regs (operands, sfu);
+  s.in_bytes = n_in * xblock * esz;
+  s.small_bytes = MAX (op->n_small_in, 0) * xblock * esz;
+  s.out_bytes = n_out * xblock * esz;
+  s.alu = xblock * alu;
+  s.sfu = xblock * sfu;
+  s.other = s.bx * VEC_THREAD_OVERHEAD + (esz < 4 ? xblock * operands : 0);
+  s.trips = 1;
+  s.ilp = (double) xblock / s.bx;
+  return mem_emit (L, &s, error);
+}
+
+/* ------------------------------------------------------------- optimizer */
+
+/* multi_tensor_apply (aten/src/ATen/native/cuda/MultiTensorApply.cuh):
+ * 512 threads per block, one 65536-element chunk per block, at most 320
+ * blocks per launch.  PyTorch 2.1's Adam defaults to the foreach
+ * implementation on CUDA: one multi-tensor kernel per _foreach_ call
+ * (torch/optim/adam.py, _multi_tensor_adam); fused=True runs
+ * FusedAdamMathFunctor once (read p, g, m, v; write p, m, v). */
+#define MTA_THREADS 512
+#define MTA_CHUNK 65536
+#define MTA_MAX_BLOCKS 320
+
+typedef struct {
+  const char *name;
+  int reads, writes;
+  double alu, sfu;
+} ForeachStep;
+
+static const ForeachStep adam_foreach[] = {
+  { "lerp", 2, 1, 3, 0 },            /* exp_avg.lerp_(grad, 1 - beta1) */
+  { "mul", 1, 1, 1, 0 },             /* exp_avg_sq.mul_(beta2) */
+  { "addcmul", 2, 1, 2, 0 },         /* .addcmul_(grad, grad, 1 - beta2) */
+  { "sqrt", 1, 1, 8, 1 },            /* exp_avg_sq.sqrt() */
+  { "div", 1, 1, 1, 0 },             /* / bias_correction2_sqrt */
+  { "add", 1, 1, 1, 0 },             /* + eps */
+  { "addcdiv", 3, 1, 10, 1 },        /* param.addcdiv_(exp_avg, denom) */
+};
+static const ForeachStep adamw_decay = { "mul", 1, 1, 1, 0 };
+static const ForeachStep adam_fused = { "FusedAdamMathFunctor", 4, 3, 30, 2 };
+static const ForeachStep sgd_foreach = { "add", 2, 1, 1, 0 };
+
+static gboolean
+mta_step (MemLower *L, const ForeachStep *st, int64_t params, GsDtype dtype,
+          GError **error)
+{
+  double esz = mem_esize (dtype);
+  uint64_t chunks = mem_ceil_div ((uint64_t) params, MTA_CHUNK);
+  uint64_t launches = mem_ceil_div (chunks, MTA_MAX_BLOCKS);
+  for (uint64_t i = 0; i < launches; i++)
+    {
+      uint64_t blocks = MIN (MTA_MAX_BLOCKS, chunks - i * MTA_MAX_BLOCKS);
+      double last = (double) params - (double) (chunks - 1) * MTA_CHUNK;
+      g_autofree char *name = g_strdup_printf (
+        "at::native::multi_tensor_apply_kernel<%s<%s>>", st->name,
+        mem_ctype (dtype));
+      MemSpec s;
+      mem_spec_init (&s, GS_MEM_FAM_OPTIMIZER, name);
+      s.blocks = blocks;
+      s.bx = MTA_THREADS;
+      s.regs = 40;
+      s.last_scale = i + 1 == launches ? last / MTA_CHUNK : 1.0;
+      s.in_bytes = st->reads * MTA_CHUNK * esz;
+      s.out_bytes = st->writes * MTA_CHUNK * esz;
+      s.alu = MTA_CHUNK * st->alu;
+      s.sfu = MTA_CHUNK * st->sfu;
+      s.other = MTA_CHUNK * 2.0;
+      /* Each thread loops over the chunk 4 elements (ILP) at a time. */
+      s.trips = (double) MTA_CHUNK / (MTA_THREADS * 4.0);
+      s.ilp = 4;
+      if (!mem_emit (L, &s, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+mem_lower_optimizer (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  const char *name = op->name ? op->name : "adam";
+  if (op->params <= 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: an optimizer step needs the parameter count", name);
+      return FALSE;
+    }
+  if (strstr (name, "sgd"))
+    return mta_step (L, &sgd_foreach, op->params, op->dtype, error);
+  if (strstr (name, "fused"))
+    return mta_step (L, &adam_fused, op->params, op->dtype, error);
+  if (strstr (name, "adamw")
+      && !mta_step (L, &adamw_decay, op->params, op->dtype, error))
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (adam_foreach); i++)
+    if (!mta_step (L, &adam_foreach[i], op->params, op->dtype, error))
+      return FALSE;
+  return TRUE;
+}

@@ -1,0 +1,548 @@
+/* gpusim: row kernels -- layer and RMS norm, softmax, reductions,
+ * embedding gathers and Inductor reduction kernels (see mem-kernels.h).
+ *
+ * Launch configurations are PyTorch 2.1's:
+ * - layer norm (aten/src/ATen/native/cuda/layer_norm_kernel.cu): with the
+ *   row length a multiple of 4 and aligned rows, vectorized_layer_norm_kernel
+ *   with one block of (32, 4) threads per row: a Welford pass over the row,
+ *   a block reduction, a second pass that rereads the row and writes the
+ *   output; otherwise RowwiseMomentsCUDAKernel (512 threads) then
+ *   LayerNormForwardCUDAKernel (256 threads), a block per row each.
+ * - softmax (aten/src/ATen/native/cuda/SoftMax.cu): rows of at most 1024
+ *   elements (and 4 KiB) use softmax_warp_forward<..., log2(cols)>: a warp
+ *   (of min(2^log2, 32) threads) per row, two rows per warp up to 128
+ *   columns, 128 threads per block, launched in chunks of 2^30/cols rows;
+ *   longer rows use cunn_SoftMaxForward<ILP = 16/sizeof(T)>: a block per
+ *   row, SoftMax_getBlockSize threads, three passes (max, sum, write).
+ * - reductions: reduce_kernel<512, 1> with ReduceConfig's block shape.
+ * - embedding: index_select's indexSelectLargeIndex, 128 threads, at most
+ *   8 blocks per SM, a grid-stride loop.
+ * NeuSight's kernels.csv records these grids and blocks for every ln and
+ * softmax row (tests/test-memory.c checks them).
+ */
+#include "config.h"
+#include "workloads/mem-kernels.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Cycles of a warp-shuffle reduction step and of a block barrier with its
+ * shared-memory exchange, for the reductions' fixed block costs (dependent
+ * shuffle about 30 cycles on sm_70..sm_90 microbenchmarks; a barrier
+ * round a few tens). */
+#define SHUFFLE_CYCLES 30.0
+#define BARRIER_CYCLES 40.0
+
+/* Expected fraction of rows whose first byte is not 32-byte aligned when
+ * rows of ROW_BYTES follow one another. */
+static double
+misaligned_fraction (double row_bytes)
+{
+  uint64_t r = (uint64_t) row_bytes % 32;
+  if (r == 0)
+    return 0.0;
+  uint64_t g = 32, a = r;
+  while (a != 0)
+    {
+      uint64_t t = g % a;
+      g = a;
+      a = t;
+    }
+  return 1.0 - (double) g / 32.0;
+}
+
+/* A block-wide reduction of VALUES values per thread over WARPS warps. */
+static double
+block_reduce_cycles (int warps, int values)
+{
+  double c = 5 * SHUFFLE_CYCLES * values;          /* in each warp */
+  if (warps > 1)
+    c += 2 * BARRIER_CYCLES + mem_log2_ceil (warps) * SHUFFLE_CYCLES * values;
+  return c;
+}
+
+/* ------------------------------------------------------------ layer norm */
+
+static gboolean
+layer_norm_vectorized (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
+                       GError **error)
+{
+  double esz = mem_esize (dt);
+  double row = cols * esz;
+  g_autofree char *name = g_strdup_printf (
+    "at::native::anon::vectorized_layer_norm_kernel<%s, float>",
+    mem_ctype (dt));
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_LAYER_NORM, name);
+  s.blocks = (uint64_t) rows;
+  s.bx = 32;
+  s.by = 4;
+  s.regs = (uint32_t) L->p->regs_layer_norm;
+  s.smem = 4 * 3 / 2 * 4;             /* threads.y * 3/2 * sizeof(float) */
+  s.in_bytes = row;
+  s.reread_bytes = row;               /* the second pass */
+  s.small_bytes = 2 * row;            /* gamma, beta */
+  s.out_bytes = row + 8;              /* y, mean, rstd */
+  s.misaligned_rows = misaligned_fraction (row);
+  /* Welford per element: a subtraction, a count, an IEEE reciprocal and
+   * two fused multiply-adds; the second pass four more. */
+  s.alu = cols * 14.0;
+  s.sfu = cols * 1.0;
+  s.other = 128 * L->p->row_ops_layer_norm;
+  double iters = ceil (cols / 512.0); /* 128 threads x 4-vector per step */
+  s.trips = 2 * iters;                /* each step waits for its load */
+  s.ilp = 2;                          /* the Welford chain */
+  s.fixed_cycles = block_reduce_cycles (4, 3) + 2 * BARRIER_CYCLES;
+  s.fixed_ns = L->p->block_ns_layer_norm;
+  return mem_emit (L, &s, error);
+}
+
+static gboolean
+layer_norm_two_kernels (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
+                        GError **error)
+{
+  double esz = mem_esize (dt);
+  double row = cols * esz;
+  const char *t = mem_ctype (dt);
+  g_autofree char *n1 = g_strdup_printf (
+    "at::native::RowwiseMomentsCUDAKernel<%s, float>", t);
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_LAYER_NORM, n1);
+  s.blocks = (uint64_t) rows;
+  s.bx = 512;
+  s.regs = 32;
+  s.in_bytes = row;
+  s.out_bytes = 8;
+  s.alu = cols * 10.0;
+  s.sfu = cols * 1.0;
+  s.other = 512 * 20.0;
+  s.trips = ceil (cols / 512.0);
+  s.ilp = 2;
+  s.fixed_cycles = block_reduce_cycles (16, 3);
+  if (!mem_emit (L, &s, error))
+    return FALSE;
+
+  g_autofree char *n2 = g_strdup_printf (
+    "at::native::LayerNormForwardCUDAKernel<%s, float>", t);
+  mem_spec_init (&s, GS_MEM_FAM_LAYER_NORM, n2);
+  s.blocks = (uint64_t) rows;
+  s.bx = 256;
+  s.regs = 24;
+  s.in_bytes = row;
+  s.small_bytes = 2 * row + 8;
+  s.out_bytes = row;
+  s.alu = cols * 4.0;
+  s.other = 256 * 20.0;
+  s.trips = ceil (cols / 256.0);
+  s.ilp = 4;
+  return mem_emit (L, &s, error);
+}
+
+/* HF-style RMS norm in eager PyTorch 2.1 (no fused kernel): x.pow(2),
+ * .mean(-1, keepdim=True), + eps, rsqrt, x * rstd, weight * x; half
+ * inputs are converted to fp32 first and back at the end. */
+static gboolean
+rms_norm_eager (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
+                GError **error)
+{
+  int64_t n = rows * cols;
+  GsDtype f32 = GS_DTYPE_FP32;
+  if (mem_esize (dt) < 4
+      && !mem_pointwise (L, "copy", n, dt, 1, 0, 1, 0, 0, MEM_PW_VECTORIZED,
+                         error))
+    return FALSE;
+  if (!mem_pointwise (L, "pow", n, f32, 1, 0, 1, 1, 0, MEM_PW_VECTORIZED,
+                      error)
+      || !mem_reduce_rows (L, "mean", rows, cols, f32, error)
+      || !mem_pointwise (L, "add", rows, f32, 1, 0, 1, 1, 0,
+                         MEM_PW_VECTORIZED, error)
+      || !mem_pointwise (L, "rsqrt", rows, f32, 1, 0, 1, 2, 1,
+                         MEM_PW_VECTORIZED, error)
+      || !mem_pointwise (L, "mul", n, f32, 1, 1, 1, 1, 0, MEM_PW_STRIDED,
+                         error))
+    return FALSE;
+  if (mem_esize (dt) < 4
+      && !mem_pointwise (L, "copy", n, dt, 1, 0, 1, 0, 0, MEM_PW_VECTORIZED,
+                         error))
+    return FALSE;
+  return mem_pointwise (L, "mul", n, dt, 1, 1, 1, 1, 0, MEM_PW_STRIDED,
+                        error);
+}
+
+static gboolean
+is_rms (const GsOp *op)
+{
+  return op->name && strstr (op->name, "rms");
+}
+
+static gboolean
+hint_names (const GsKernelHint *hint, const char *what)
+{
+  return hint && hint->kernel && strstr (hint->kernel, what);
+}
+
+gboolean
+mem_lower_norm (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  if (is_rms (op))
+    return rms_norm_eager (L, op->rows, op->cols, op->dtype, error);
+  gboolean vec = op->cols % 4 == 0;
+  if (hint_names (L->hint, "RowwiseMoments")
+      || hint_names (L->hint, "LayerNormForwardCUDAKernel"))
+    vec = FALSE;
+  else if (hint_names (L->hint, "vectorized_layer_norm"))
+    vec = TRUE;
+  return vec ? layer_norm_vectorized (L, op->rows, op->cols, op->dtype, error)
+             : layer_norm_two_kernels (L, op->rows, op->cols, op->dtype,
+                                       error);
+}
+
+/* --------------------------------------------------------------- softmax */
+
+static gboolean
+softmax_warp (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
+              GError **error)
+{
+  double esz = mem_esize (dt);
+  int log2 = mem_log2_ceil ((uint64_t) cols);
+  int p2 = 1 << log2;
+  int warp = MIN (p2, 32);
+  int iters = p2 / warp;
+  int batch = p2 <= 128 ? 2 : 1;
+  int warps_per_block = 128 / warp;
+  int64_t rows_per_block = (int64_t) warps_per_block * batch;
+  int64_t chunk = ((int64_t) 1 << 30) / cols;
+  const char *t = mem_ctype (dt);
+  for (int64_t done = 0; done < rows; done += chunk)
+    {
+      int64_t r = MIN (chunk, rows - done);
+      g_autofree char *name = g_strdup_printf (
+        "anon::softmax_warp_forward<%s, %s, float, %d, false, false>", t, t,
+        log2);
+      MemSpec s;
+      mem_spec_init (&s, GS_MEM_FAM_SOFTMAX_WARP, name);
+      s.blocks = mem_ceil_div ((uint64_t) r, (uint64_t) rows_per_block);
+      s.last_scale = (double) (r - (int64_t) (s.blocks - 1) * rows_per_block)
+                     / rows_per_block;
+      s.bx = (uint32_t) warp;
+      s.by = (uint32_t) warps_per_block;
+      /* ptxas on an equivalent kernel: a base plus 2 per element held
+       * (82 at 32 elements); the arch's count at 1024 columns scales it. */
+      s.regs = (uint32_t) MAX (16, 18 + (L->p->regs_softmax_warp - 18)
+                                        * iters * batch / 32);
+      double elems = (double) rows_per_block * cols;
+      s.in_bytes = elems * esz;
+      s.out_bytes = elems * esz;
+      /* max, subtract, scale, add, IEEE division; one exp2. */
+      s.alu = elems * 14.0;
+      s.sfu = elems * 1.0;
+      s.other = 128.0 * batch * L->p->row_ops_softmax_warp
+                + 128 * 2.0 * iters * batch;
+      s.trips = 1;                    /* a thread loads its row at once */
+      s.ilp = iters * batch;
+      s.fixed_cycles = 2 * mem_log2_ceil ((uint64_t) warp) * SHUFFLE_CYCLES
+                       * batch;
+      s.fixed_ns = L->p->block_ns_softmax_warp;
+      if (!mem_emit (L, &s, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* SoftMax_getBlockSize (SoftMax.cu): half of cols/ILP rounded up to a
+ * power of two, between a warp and 1024 threads. */
+static uint32_t
+softmax_block_size (int ilp, int64_t cols)
+{
+  uint64_t max_block = MIN ((uint64_t) cols / ilp, 1024);
+  if (ilp > 1)
+    max_block /= 2;
+  uint64_t b = 1;
+  while (b < max_block)
+    b *= 2;
+  return (uint32_t) MAX (b, 32);
+}
+
+static gboolean
+softmax_block (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
+               GError **error)
+{
+  double esz = mem_esize (dt);
+  int ilp = (int) (16 / esz);
+  uint32_t threads = softmax_block_size (ilp, cols);
+  if (L->hint && L->hint->block[0] >= 32 && L->hint->block[0] <= 1024
+      && hint_names (L->hint, "SoftMaxForward"))
+    threads = L->hint->block[0];
+  double row = cols * esz;
+  g_autofree char *name = g_strdup_printf (
+    "at::native::anon::cunn_SoftMaxForward<%d, %s, float, %s, "
+    "at::native::anon::SoftMaxForwardEpilogue>", ilp, mem_ctype (dt),
+    mem_ctype (dt));
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_SOFTMAX_BLOCK, name);
+  s.blocks = (uint64_t) rows;
+  s.bx = threads;
+  s.regs = (uint32_t) L->p->regs_softmax_block;
+  s.smem = threads / 32 * 4;          /* reduction buffer */
+  s.in_bytes = row;
+  s.reread_bytes = 2 * row;           /* sum pass and write pass */
+  s.out_bytes = row;
+  s.misaligned_rows = misaligned_fraction (row);
+  /* max; subtract and exp2 twice (sum pass, write pass); add; division. */
+  s.alu = cols * 16.0;
+  s.sfu = cols * 2.0;
+  s.other = threads * L->p->row_ops_softmax_block;
+  double steps = ceil ((double) cols / ((double) threads * ilp));
+  s.trips = 3 * steps;
+  s.ilp = ilp;
+  int warps = (int) (threads / 32);
+  s.fixed_cycles = 2 * block_reduce_cycles (warps, 1) + 4 * BARRIER_CYCLES;
+  s.fixed_ns = L->p->block_ns_softmax_block;
+  return mem_emit (L, &s, error);
+}
+
+gboolean
+mem_lower_softmax (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  double esz = mem_esize (op->dtype);
+  gboolean warp = op->cols <= 1024 && op->cols * esz <= 4096;
+  if (hint_names (L->hint, "softmax_warp_forward"))
+    warp = TRUE;
+  else if (hint_names (L->hint, "SoftMaxForward"))
+    warp = FALSE;
+  return warp ? softmax_warp (L, op->rows, op->cols, op->dtype, error)
+              : softmax_block (L, op->rows, op->cols, op->dtype, error);
+}
+
+/* ------------------------------------------------------------- reductions */
+
+static uint64_t
+last_pow2 (uint64_t n)
+{
+  uint64_t p = 1;
+  while (p * 2 <= n)
+    p *= 2;
+  return p;
+}
+
+/* ReduceConfig::set_block_dimension (Reduce.cuh) for 512 threads: a warp
+ * along the reduced dimension, the rest across outputs. */
+static void
+reduce_block (uint64_t dim0, uint64_t dim1, uint32_t *bw, uint32_t *bh)
+{
+  uint64_t max = 512;
+  uint64_t d0 = dim0 < max ? last_pow2 (dim0) : max;
+  uint64_t d1 = dim1 < max ? last_pow2 (dim1) : max;
+  uint64_t w = MIN (d0, 32);
+  uint64_t h = MIN (d1, max / w);
+  w = MIN (d0, max / h);
+  *bw = (uint32_t) w;
+  *bh = (uint32_t) h;
+}
+
+gboolean
+mem_reduce_rows (MemLower *L, const char *name, int64_t rows, int64_t cols,
+                 GsDtype dt, GError **error)
+{
+  double esz = mem_esize (dt);
+  uint32_t bw, bh;
+  reduce_block ((uint64_t) cols, (uint64_t) rows, &bw, &bh);
+  /* Long rows: the block's y threads share one row too (split_input). */
+  uint64_t per_thread = mem_ceil_div ((uint64_t) cols, bw);
+  uint32_t rows_per_block = bh;
+  uint32_t threads_per_row = bw;
+  if (per_thread >= (uint64_t) bh * 16 || per_thread >= 256)
+    {
+      rows_per_block = 1;
+      threads_per_row = bw * bh;
+    }
+  g_autofree char *kname = g_strdup_printf (
+    "at::native::reduce_kernel<512, 1, ReduceOp<%s, %s>>", mem_ctype (dt),
+    name);
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_REDUCE, kname);
+  s.blocks = mem_ceil_div ((uint64_t) rows, rows_per_block);
+  s.last_scale = (double) (rows - (int64_t) (s.blocks - 1) * rows_per_block)
+                 / rows_per_block;
+  s.bx = bw;
+  s.by = bh;
+  s.regs = 32;
+  s.smem = rows_per_block == 1 ? bw * bh * 4 : 0;
+  double elems = (double) rows_per_block * cols;
+  s.in_bytes = elems * esz;
+  s.out_bytes = rows_per_block * esz;
+  s.alu = elems;
+  s.other = bw * bh * 20.0;
+  /* Four vector loads in flight per thread (vt0 = 4 accumulators). */
+  s.trips = ceil ((double) cols / (threads_per_row * 16.0));
+  s.ilp = 4;
+  s.fixed_cycles = block_reduce_cycles (rows_per_block == 1
+                                        ? (int) (bw * bh / 32) : 1, 1);
+  return mem_emit (L, &s, error);
+}
+
+/* Reduction over rows (to a row of cols): a warp across outputs, the
+ * block's y threads and enough blocks down the rows to fill the GPU. */
+static gboolean
+reduce_cols (MemLower *L, const char *name, int64_t rows, int64_t cols,
+             GsDtype dt, GError **error)
+{
+  double esz = mem_esize (dt);
+  uint32_t bw, bh;
+  reduce_block ((uint64_t) cols, (uint64_t) rows, &bw, &bh);
+  uint64_t gx = mem_ceil_div ((uint64_t) cols, bw);
+  uint64_t fill = (uint64_t) L->arch->sm_count * 4;
+  uint64_t gy = CLAMP (mem_ceil_div ((uint64_t) rows, (uint64_t) bh * 256),
+                       1, MAX (1, fill / gx));
+  g_autofree char *kname = g_strdup_printf (
+    "at::native::reduce_kernel<512, 1, ReduceOp<%s, %s>>", mem_ctype (dt),
+    name);
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_REDUCE, kname);
+  s.blocks = gx * gy;
+  s.bx = bw;
+  s.by = bh;
+  s.regs = 32;
+  s.smem = bw * bh * 4;
+  double elems = (double) rows * cols / s.blocks;
+  s.in_bytes = elems * esz;
+  s.out_bytes = bw * esz * (gy > 1 ? 2 : 1);
+  s.alu = elems;
+  s.other = bw * bh * 20.0;
+  s.trips = ceil ((double) rows / (bh * gy * 4.0));
+  s.ilp = 4;
+  s.fixed_cycles = block_reduce_cycles ((int) (bw * bh / 32), 1);
+  return mem_emit (L, &s, error);
+}
+
+gboolean
+mem_lower_reduce (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  const char *name = op->name ? op->name : "sum";
+  if (op->reduce_dim == 0 && op->rows > 1)
+    return reduce_cols (L, name, op->rows, op->cols, op->dtype, error);
+  return mem_reduce_rows (L, name, op->rows, op->cols, op->dtype, error);
+}
+
+/* -------------------------------------------------------------- embedding */
+
+gboolean
+mem_lower_embedding (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  if (L->runtime == GS_RUNTIME_COMPILED)
+    return mem_lower_triton_pointwise (L, error);
+  double esz = mem_esize (op->dtype);
+  uint64_t total = (uint64_t) (op->rows * op->cols);
+  uint64_t grid = MIN (mem_ceil_div (total, 128),
+                       (uint64_t) L->arch->sm_count * 8);
+  double per_block = (double) total / grid;
+  g_autofree char *name = g_strdup_printf (
+    "at::native::indexSelectLargeIndex<%s, long, unsigned int, 2, 2, -2, "
+    "true>", mem_ctype (op->dtype));
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_GATHER, name);
+  s.blocks = grid;
+  s.bx = (uint32_t) MIN (total, 128);
+  s.regs = 32;
+  s.in_bytes = per_block * esz;
+  s.small_bytes = per_block / MAX (op->cols, 1) * 8;   /* the indices */
+  s.out_bytes = per_block * esz;
+  s.other = per_block * 12.0;                          /* index math */
+  /* The grid-stride loop waits for each element's load. */
+  s.trips = ceil (per_block / s.bx);
+  s.ilp = 1;
+  return mem_emit (L, &s, error);
+}
+
+/* ------------------------------------------------------------------ Triton */
+
+typedef enum { RED_NONE, RED_SUM, RED_NORM, RED_SOFTMAX } RedKind;
+
+static RedKind
+reduction_kind (const GsOp *op)
+{
+  switch (op->kind)
+    {
+    case GS_OP_NORM: return RED_NORM;
+    case GS_OP_SOFTMAX: return RED_SOFTMAX;
+    case GS_OP_REDUCE: return RED_SUM;
+    default: break;
+    }
+  const char *f = op->fused ? op->fused : op->name;
+  if (f == NULL || op->cols <= 1)
+    return RED_NONE;
+  if (strstr (f, "softmax") || strstr (f, "cross_entropy"))
+    return RED_SOFTMAX;
+  if (strstr (f, "norm") || strstr (f, "var"))
+    return RED_NORM;
+  if (strstr (f, "sum") || strstr (f, "mean") || strstr (f, "amax")
+      || strstr (f, "max"))
+    return RED_SUM;
+  return RED_NONE;
+}
+
+/* Inductor 2.1 (triton_heuristics.py): rows of at most 1024 elements are
+ * persistent reductions (RBLOCK = next power of two, the largest XBLOCK of
+ * 1, 8, 32, 128 with XBLOCK x RBLOCK <= 4096); longer rows loop with
+ * XBLOCK 1, RBLOCK 2048, 8 warps, one loop per pass (Welford then
+ * normalize; max, sum, then write for softmax). */
+gboolean
+mem_lower_triton_reduction (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  RedKind kind = reduction_kind (op);
+  if (kind == RED_NONE)
+    return mem_lower_triton_pointwise (L, error);
+  double esz = mem_esize (op->dtype);
+  int64_t rows = MAX (op->rows, 1), cols = MAX (op->cols, 1);
+  gboolean persistent = cols <= 1024;
+  uint64_t rblock = persistent ? mem_next_pow2 ((uint64_t) cols) : 2048;
+  uint64_t xblock = 1;
+  if (persistent)
+    for (uint64_t x = 128; x >= 8; x /= 4)
+      if (x * rblock <= 4096 && x <= (uint64_t) rows)
+        {
+          xblock = x;
+          break;
+        }
+  uint32_t warps = (uint32_t) CLAMP (mem_next_pow2 (xblock * rblock / 128),
+                                     2, 8);
+  int passes = persistent ? 1 : kind == RED_SOFTMAX ? 3
+                             : kind == RED_NORM ? 2 : 1;
+  g_autofree char *name = g_strdup_printf (
+    "triton_%s_fused_%s_0", persistent ? "per" : "red",
+    op->fused ? op->fused : op->name ? op->name : "reduction");
+  g_strdelimit (name, "+ ", '_');
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_TRITON, name);
+  s.blocks = mem_ceil_div ((uint64_t) rows, xblock);
+  s.last_scale = (double) (rows - (int64_t) (s.blocks - 1) * xblock) / xblock;
+  s.bx = warps * 32;
+  s.regs = persistent ? (uint32_t) MIN (255, 24 + 2 * xblock * rblock / s.bx)
+                      : 40;
+  double elems = (double) xblock * cols;
+  int n_in = MAX (op->n_in, 1);
+  s.in_bytes = n_in * elems * esz;
+  s.reread_bytes = (passes - 1) * elems * esz;
+  s.small_bytes = MAX (op->n_small_in, 0) * cols * esz;
+  s.out_bytes = kind == RED_SUM ? xblock * esz : MAX (op->n_out, 1) * elems
+                                                 * esz;
+  s.misaligned_rows = persistent ? 0 : misaligned_fraction (cols * esz);
+  double alu = kind == RED_SOFTMAX ? 12 : kind == RED_NORM ? 10 : 1;
+  s.alu = elems * (alu + MAX (op->alu_per_elem, 0));
+  s.sfu = elems * ((kind == RED_SOFTMAX ? passes - 1.0 : 0)
+                   + (kind == RED_NORM ? 0.1 : 0) + op->sfu_per_elem);
+  if (kind == RED_SOFTMAX && persistent)
+    s.sfu += elems;
+  s.other = s.bx * 30.0;
+  s.trips = passes * ceil ((double) cols / rblock);
+  s.ilp = MAX (1.0, (double) xblock * rblock / s.bx);
+  s.fixed_cycles = passes * block_reduce_cycles ((int) warps, 1);
+  return mem_emit (L, &s, error);
+}

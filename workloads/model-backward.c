@@ -1,0 +1,525 @@
+/* gpusim: the backward pass, as PyTorch's autograd engine runs it.
+ *
+ * The engine runs backward functions from a priority queue keyed by the
+ * forward creation order, newest first, each once all gradients for its
+ * output have arrived; on one device that is the reverse of the forward
+ * node order, which is what this walks.  For each node the rule emits the
+ * kernels its backward formula launches (tools/autograd/derivatives.yaml
+ * and FunctionsManual.cpp in PyTorch 2.1):
+ *
+ *   addmm/mm    mm_mat1_backward then mm_mat2_backward; an operand stored
+ *               column-major gets its gradient computed transposed; the
+ *               bias gradient is the sum_to of the broadcast (a reduction)
+ *   bmm         grad.bmm(mat2^T), mat1^T.bmm(grad)
+ *   mul         one mul per input; a broadcast input adds a sum
+ *   pow(x, c)   grad * (c * x.pow(c - 1)): pow, mul, mul
+ *   rsqrt       -0.5 * grad * y.pow(3): pow, mul, mul
+ *   dropout     grad * mask * scale (one kernel)
+ *   layer norm  grad input kernel, then gamma/beta reduction kernel
+ *   embedding   embedding_dense_backward: zeros of the table, then (more
+ *               than 3072 indices) a radix sort and segment reduction
+ *   softmax     _softmax_backward_data;  log_softmax likewise
+ *   nll_loss    zeros of the input + scatter of the loss gradient
+ *
+ * A tensor used by several ops receives several gradients: the input
+ * buffer adds each one after the first (one add kernel).  A parameter's
+ * AccumulateGrad adds into an existing .grad when gradients are kept from
+ * the previous step (the reference measurements call backward repeatedly
+ * without zeroing them).
+ */
+#include "config.h"
+#include "workloads/model-graph.h"
+
+#include <string.h>
+
+typedef struct {
+  GsMg *g;
+  int *grad;        /* value -> its gradient value (-1: none yet) */
+  int *received;    /* gradients delivered so far */
+  int *uses;        /* gradients it will receive */
+  const GsMgNode *node; /* node being differentiated (a copy) */
+  int reads[3];     /* what its backward kernels read: the output's
+                     * gradient and the saved forward tensors */
+} Bw;
+
+/* ------------------------------------------------------------ emitters */
+
+static void
+bw_op (const Bw *b, GsOp *op, GsOpKind kind, const char *name, int64_t rows,
+       int64_t cols)
+{
+  gs_op_init (op);
+  op->kind = kind;
+  op->name = (char *) name;
+  op->dtype = b->g->opt.dtype;
+  op->rows = rows;
+  op->cols = cols;
+  op->tag = b->node->op.tag;
+}
+
+/* Adds a backward kernel; returns its output value. */
+static int
+bw_emit (Bw *b, GsOp *op, int64_t out_elems, int64_t out_cols)
+{
+  int n = 0, in[3];
+  for (int i = 0; i < 3; i++)
+    if (b->reads[i] >= 0)
+      in[n++] = b->reads[i];
+  int v = gs_mg_add (b->g, op, GS_BW_NONE, GS_HOST_AUTOGRAD, in, n,
+                     out_elems, out_cols);
+  op->name = NULL;
+  op->tag = NULL;
+  return v;
+}
+
+static int
+bw_pointwise (Bw *b, const char *name, int64_t rows, int64_t cols, int n_in,
+              int n_small, double alu, double sfu)
+{
+  GsOp op;
+  bw_op (b, &op, GS_OP_ELEMENTWISE, name, rows, cols);
+  op.n_in = n_in;
+  op.n_small_in = n_small;
+  op.alu_per_elem = alu;
+  op.sfu_per_elem = sfu;
+  return bw_emit (b, &op, rows * cols, cols);
+}
+
+static int
+bw_fill (Bw *b, const char *name, int64_t rows, int64_t cols)
+{
+  GsOp op;
+  bw_op (b, &op, GS_OP_ELEMENTWISE, name, rows, cols);
+  op.n_in = 0;
+  op.scalar_operand = TRUE;
+  return bw_emit (b, &op, rows * cols, cols);
+}
+
+/* Sum of ROWS x COLS over DIM (0: to cols, 1: to rows). */
+static int
+bw_reduce (Bw *b, const char *name, int64_t rows, int64_t cols, int dim)
+{
+  GsOp op;
+  bw_op (b, &op, GS_OP_REDUCE, name, rows, cols);
+  op.reduce_dim = dim;
+  op.alu_per_elem = 1;
+  int64_t out = dim == 0 ? cols : rows;
+  return bw_emit (b, &op, out, dim == 0 ? cols : 1);
+}
+
+static int
+bw_gemm (Bw *b, int64_t batch, int64_t m, int64_t n, int64_t k,
+         gboolean a_t, gboolean b_t)
+{
+  GsOp op;
+  bw_op (b, &op, GS_OP_GEMM, batch > 1 ? "bmm" : "mm", 0, 0);
+  op.dtype = b->g->opt.gemm_dtype;
+  op.batch = batch;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  if (b_t)
+    op.layout = a_t ? GS_LAYOUT_TT : GS_LAYOUT_TN;
+  else
+    op.layout = a_t ? GS_LAYOUT_NT : GS_LAYOUT_NN;
+  return bw_emit (b, &op, batch * m * n, n);
+}
+
+static int
+bw_copy (Bw *b, const char *name, int64_t elems, int64_t cols)
+{
+  GsOp op;
+  bw_op (b, &op, GS_OP_COPY, name, elems / cols, cols);
+  return bw_emit (b, &op, elems, cols);
+}
+
+/* -------------------------------------------------------- accumulation */
+
+/* Hands gradient GV to value V: the first is kept, later ones are added
+ * (pieces of a split are gathered by the split's own backward instead);
+ * a parameter whose gradients are all in runs AccumulateGrad. */
+static void
+deliver (Bw *b, int v, int gv)
+{
+  if (v < 0 || gv < 0)
+    return;
+  GsMgValue val = *gs_mg_val (b->g, v);
+  if (!val.grad)
+    return;
+  if (b->received[v] == 0 || val.bundle)
+    {
+      if (b->received[v] == 0)
+        b->grad[v] = gv;
+    }
+  else
+    {
+      int saved[3] = { b->reads[0], b->reads[1], b->reads[2] };
+      b->reads[0] = b->grad[v];
+      b->reads[1] = gv;
+      b->reads[2] = -1;
+      b->grad[v] = bw_pointwise (b, "add", val.elems / val.cols, val.cols, 2,
+                                 0, 1, 0);
+      memcpy (b->reads, saved, sizeof saved);
+    }
+  b->received[v]++;
+  if (val.param && b->received[v] == b->uses[v]
+      && b->g->opt.accumulate_grads)
+    bw_pointwise (b, "add_", val.elems / val.cols, val.cols, 2, 0, 1, 0);
+}
+
+static const GsMgValue *
+val (const Bw *b, int id)
+{
+  return id >= 0 ? gs_mg_val (b->g, id) : NULL;
+}
+
+static gboolean
+wants (const Bw *b, int id)
+{
+  return id >= 0 && gs_mg_val (b->g, id)->grad;
+}
+
+/* ---------------------------------------------------------------- rules */
+
+static void
+rule_gemm (Bw *b)
+{
+  const GsMgNode *n = b->node;
+  const GsOp *o = &n->op;
+  int A = n->in[0], B = n->in[1];
+  gboolean mm = o->batch == 1;
+  if (wants (b, A))
+    {
+      int d;
+      if (mm && n->a_t)     /* A column-major: dA^T = B G^T */
+        d = bw_gemm (b, 1, o->k, o->m, o->n, n->b_t, TRUE);
+      else                  /* dA = G B^T */
+        d = bw_gemm (b, o->batch, o->m, o->k, o->n, FALSE, !n->b_t);
+      deliver (b, A, d);
+    }
+  if (wants (b, B))
+    {
+      int d;
+      if (mm && n->b_t)     /* B column-major: dB^T = G^T A */
+        d = bw_gemm (b, 1, o->n, o->k, o->m, TRUE, n->a_t);
+      else                  /* dB = A^T G */
+        d = bw_gemm (b, o->batch, o->k, o->n, o->m, !n->a_t, FALSE);
+      deliver (b, B, d);
+    }
+  if (n->n_in > 2 && wants (b, n->in[2]))
+    deliver (b, n->in[2], bw_reduce (b, "sum", o->m, o->n, 0));
+}
+
+static void
+rule_mul (Bw *b, int g)
+{
+  const GsMgNode *n = b->node;
+  int64_t rows = n->op.rows, cols = n->op.cols;
+  int x = n->in[0], y = n->in[1];
+  gboolean small = y >= 0 && val (b, y)->elems < rows * cols;
+  if (wants (b, x))
+    deliver (b, x, bw_pointwise (b, "mul", rows, cols, small ? 1 : 2,
+                                 small ? 1 : 0, 1, 0));
+  if (wants (b, y))
+    {
+      int d = bw_pointwise (b, "mul", rows, cols, 2, 0, 1, 0);
+      if (small)
+        {
+          /* sum_to the broadcast shape: a weight [cols] sums over rows,
+           * a per-row scale [rows] over cols. */
+          int dim = val (b, y)->elems == cols ? 0 : 1;
+          d = bw_reduce (b, "sum", rows, cols, dim);
+        }
+      deliver (b, y, d);
+    }
+  (void) g;
+}
+
+static void
+rule_layernorm (Bw *b)
+{
+  const GsMgNode *n = b->node;
+  int64_t rows = n->op.rows, cols = n->op.cols;
+  GsOp op;
+  bw_op (b, &op, GS_OP_NORM, "native_layer_norm_backward", rows, cols);
+  op.n_in = 2;
+  op.n_small_in = 3;
+  op.alu_per_elem = 10;
+  int dx = bw_emit (b, &op, rows * cols, cols);
+  int dw = wants (b, n->in[1])
+           ? bw_reduce (b, "layer_norm_backward_gamma_beta", rows, cols, 0)
+           : -1;
+  deliver (b, n->in[0], dx);
+  deliver (b, n->in[1], dw);
+  deliver (b, n->in[2], dw);
+}
+
+static void
+rule_embedding (Bw *b)
+{
+  const GsMgNode *n = b->node;
+  int64_t tokens = n->op.rows, cols = n->op.cols;
+  int64_t vocab = (int64_t) n->arg;
+  /* embedding_dense_backward_cuda: up to 3072 indices one feature kernel;
+   * more are sorted (radix sort of index/position pairs) and reduced by
+   * segments. */
+  bw_fill (b, "zeros", vocab, cols);
+  if (tokens > 3072)
+    {
+      GsOp op;
+      bw_op (b, &op, GS_OP_COPY, "radix_sort_pairs", tokens, 2);
+      bw_emit (b, &op, tokens * 2, 2);
+    }
+  GsOp op;
+  bw_op (b, &op, GS_OP_EMBEDDING, "embedding_dense_backward", tokens, cols);
+  op.phase = GS_PHASE_BACKWARD;
+  int d = bw_emit (b, &op, vocab * cols, cols);
+  deliver (b, n->in[0], d);
+}
+
+static void
+rule_attention (Bw *b)
+{
+  const GsMgNode *n = b->node;
+  GsOp op;
+  gs_op_copy (&op, &n->op);
+  g_free (op.name);
+  op.name = g_strdup (n->op.attn == GS_ATTN_FLASH2 ? "flash_attn_bwd"
+                                                    : "efficient_attention_bwd");
+  int dq = gs_mg_add (b->g, &op, GS_BW_NONE, GS_HOST_AUTOGRAD, NULL, 0,
+                      val (b, n->in[0])->elems, val (b, n->in[0])->cols);
+  gs_op_clear (&op);
+  for (int i = 0; i < 3; i++)
+    {
+      int x = n->in[i];
+      if (!wants (b, x))
+        continue;
+      int d = i == 0 ? dq : gs_mg_value (b->g, val (b, x)->elems,
+                                         val (b, x)->cols, FALSE);
+      deliver (b, x, d);
+    }
+}
+
+static void
+rule_index_put (Bw *b)
+{
+  const GsMgNode *n = b->node;
+  int x = n->in[0], v = n->in[1];
+  int64_t cols = val (b, x)->cols;
+  if (wants (b, x))
+    deliver (b, x, bw_pointwise (b, "masked_fill", val (b, x)->elems / cols,
+                                 cols, 1, 1, 1, 0));
+  if (wants (b, v))
+    {
+      GsOp op;
+      bw_op (b, &op, GS_OP_EMBEDDING, "index", val (b, v)->elems / cols,
+             cols);
+      deliver (b, v, bw_emit (b, &op, val (b, v)->elems, cols));
+    }
+}
+
+/* Rules whose kernels all have the node's own shape and feed in[0]. */
+static void
+rule_simple (Bw *b)
+{
+  const GsMgNode *n = b->node;
+  int64_t rows = n->op.rows, cols = n->op.cols;
+  int x = n->in[0];
+  const GsMgValue *xv = val (b, x);
+  int d = -1;
+  switch (n->rule)
+    {
+    case GS_BW_SCALE:
+      d = bw_pointwise (b, "mul", rows, cols, 1, 0, 1, 0);
+      break;
+    case GS_BW_POW:
+    case GS_BW_RSQRT:
+      bw_pointwise (b, "pow", rows, cols, 1, 0, 2, 0);
+      bw_pointwise (b, "mul", rows, cols, 1, 0, 1, 0);
+      d = bw_pointwise (b, "mul", rows, cols, 2, 0, 1, 0);
+      break;
+    case GS_BW_UNARY:
+      d = bw_pointwise (b, n->bw_name, rows, cols, 2, 0,
+                        n->op.alu_per_elem + 2, n->op.sfu_per_elem);
+      break;
+    case GS_BW_DROPOUT:
+      d = bw_pointwise (b, "masked_scale", rows, cols, 2, 0, 2, 0);
+      break;
+    case GS_BW_CAST:
+      d = bw_pointwise (b, "_to_copy", rows, cols, 1, 0, 0, 0);
+      break;
+    case GS_BW_RESHAPE:
+      d = bw_copy (b, "clone", xv->elems, xv->cols);
+      break;
+    case GS_BW_SPLIT:
+      d = bw_copy (b, "cat", xv->elems, xv->cols);
+      break;
+    case GS_BW_SLICE:
+      bw_fill (b, "zeros", xv->elems / xv->cols, xv->cols);
+      d = bw_copy (b, "copy_", val (b, n->out)->elems, val (b, n->out)->cols);
+      break;
+    case GS_BW_MEAN:
+      d = bw_pointwise (b, "div", rows, cols, 0, 1, 1, 0);
+      break;
+    case GS_BW_EXPAND:
+      d = bw_reduce (b, "sum", val (b, n->out)->elems / xv->elems,
+                     xv->elems, 0);
+      break;
+    case GS_BW_GATHER:
+      bw_fill (b, "zeros", xv->elems / xv->cols, xv->cols);
+      {
+        GsOp op;
+        bw_op (b, &op, GS_OP_EMBEDDING, "index_put_", rows, cols);
+        d = bw_emit (b, &op, xv->elems, xv->cols);
+      }
+      break;
+    case GS_BW_SOFTMAX:
+    case GS_BW_LOG_SOFTMAX:
+      {
+        GsOp op;
+        bw_op (b, &op, GS_OP_SOFTMAX, n->rule == GS_BW_SOFTMAX
+                                       ? "_softmax_backward_data"
+                                       : "_log_softmax_backward_data",
+               rows, cols);
+        op.n_in = 2;
+        op.alu_per_elem = 3;
+        op.sfu_per_elem = n->rule == GS_BW_LOG_SOFTMAX ? 1 : 0;
+        d = bw_emit (b, &op, rows * cols, cols);
+      }
+      break;
+    case GS_BW_NLL:
+      bw_fill (b, "zeros", xv->elems / xv->cols, xv->cols);
+      {
+        GsOp op;
+        bw_op (b, &op, GS_OP_ELEMENTWISE, "nll_loss_backward",
+               xv->elems / xv->cols, 1);
+        op.n_in = 0;
+        op.n_small_in = 1;
+        bw_emit (b, &op, xv->elems / xv->cols, 1);
+        d = b->grad[n->out] >= 0 ? gs_mg_value (b->g, xv->elems, xv->cols,
+                                                FALSE) : -1;
+      }
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+  deliver (b, x, d);
+}
+
+static void
+differentiate (Bw *b, int g)
+{
+  const GsMgNode *n = b->node;
+  switch (n->rule)
+    {
+    case GS_BW_NONE:
+      return;
+    case GS_BW_PASS:
+      for (int i = 0; i < n->n_in; i++)
+        deliver (b, n->in[i], g);
+      return;
+    case GS_BW_ADD_BCAST:
+      deliver (b, n->in[0], g);
+      if (wants (b, n->in[1]))
+        {
+          const GsMgValue *s = val (b, n->in[1]);
+          int64_t full = val (b, n->out)->elems;
+          deliver (b, n->in[1], bw_reduce (b, "sum", full / s->elems,
+                                           s->elems, 0));
+        }
+      return;
+    case GS_BW_GEMM:
+      rule_gemm (b);
+      return;
+    case GS_BW_MUL:
+      rule_mul (b, g);
+      return;
+    case GS_BW_LAYERNORM:
+      rule_layernorm (b);
+      return;
+    case GS_BW_EMBEDDING:
+      rule_embedding (b);
+      return;
+    case GS_BW_ATTENTION:
+      rule_attention (b);
+      return;
+    case GS_BW_INDEX_PUT:
+      rule_index_put (b);
+      return;
+    default:
+      rule_simple (b);
+      return;
+    }
+}
+
+/* ------------------------------------------------------------- driver */
+
+/* Which inputs a node hands gradients to (all that require grad). */
+static void
+count_uses (GsMg *g, guint n_nodes, int loss, gboolean *reached, int *uses)
+{
+  reached[loss] = TRUE;
+  for (guint i = n_nodes; i-- > 0;)
+    {
+      const GsMgNode *n = gs_mg_node (g, i);
+      if (n->out < 0 || !reached[n->out] || n->rule == GS_BW_NONE)
+        continue;
+      for (int j = 0; j < n->n_in; j++)
+        {
+          int x = n->in[j];
+          if (x < 0 || !gs_mg_val (g, x)->grad)
+            continue;
+          reached[x] = TRUE;
+          uses[x]++;
+        }
+    }
+}
+
+void
+gs_mg_backward (GsMg *g, int loss)
+{
+  guint n_nodes = g->nodes->len;
+  guint n_vals = g->values->len;
+  Bw b = { g, NULL, NULL, NULL, NULL, { -1, -1, -1 } };
+  gboolean *reached = g_new0 (gboolean, n_vals);
+  b.uses = g_new0 (int, n_vals);
+  b.received = g_new0 (int, n_vals);
+  b.grad = g_new (int, n_vals);
+  for (guint i = 0; i < n_vals; i++)
+    b.grad[i] = -1;
+  count_uses (g, n_nodes, loss, reached, b.uses);
+
+  GsPhase saved_phase = g->phase;
+  int saved_layer = g->layer;
+  g->phase = GS_PHASE_BACKWARD;
+  gs_mg_host (g, GS_HOST_GRAPH, 1);   /* the compiled backward graph */
+  /* loss.backward() seeds the graph with ones_like(loss). */
+  GsMgNode seed_ctx;
+  memset (&seed_ctx, 0, sizeof seed_ctx);
+  seed_ctx.op.tag = (char *) "loss";
+  b.node = &seed_ctx;
+  gs_mg_next_call (g);
+  g->layer = -1;
+  b.grad[loss] = bw_fill (&b, "ones_like", 1, 1);
+
+  for (guint i = n_nodes; i-- > 0;)
+    {
+      GsMgNode node = *gs_mg_node (g, i);   /* nodes may grow: copy */
+      if (node.out < 0 || (guint) node.out >= n_vals
+          || b.grad[node.out] < 0 || node.rule == GS_BW_NONE)
+        continue;
+      b.node = &node;
+      b.reads[0] = b.grad[node.out];
+      b.reads[1] = node.in[0];
+      b.reads[2] = node.rule == GS_BW_GEMM ? node.in[1] : node.out;
+      g->layer = node.op.layer;
+      gs_mg_next_call (g);
+      differentiate (&b, b.grad[node.out]);
+    }
+  g->phase = saved_phase;
+  g->layer = saved_layer;
+  g_free (reached);
+  g_free (b.uses);
+  g_free (b.received);
+  g_free (b.grad);
+}

@@ -1,0 +1,527 @@
+/* gpusim: building blocks the model builders share (see model-build.h).
+ *
+ * Each follows the transformers 4.36 module it names, op by op, as eager
+ * PyTorch 2.1 executes it.  Two facts of eager PyTorch shape these lists:
+ *
+ *  - torch.matmul on [B,H,S,D] operands reshapes them to [B*H,S,D] for
+ *    bmm; a head-split view (view + permute of a [B,S,H*D] tensor) cannot be
+ *    merged that way, so matmul copies it contiguous first (one clone
+ *    kernel per such operand, inside the matmul call).
+ *  - a pointwise op over a permuted tensor writes its output in the same
+ *    permuted layout (TensorIterator keeps the input's stride order), so
+ *    rotary-embedded q/k still need that copy.
+ */
+#include "config.h"
+#include "workloads/model-build.h"
+
+/* A node with an explicit output size (ops whose output shape is not their
+ * rows x cols: topk, nonzero, gathers). */
+static int
+node (GsMg *g, GsOpKind kind, const char *name, GsBwRule rule, const int *in,
+      int n_in, int64_t rows, int64_t cols, int64_t out_elems,
+      int64_t out_cols)
+{
+  gs_mg_next_call (g);
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = kind;
+  op.name = (char *) name;
+  op.dtype = g->opt.dtype;
+  op.rows = rows;
+  op.cols = cols;
+  op.reduce_dim = 1;
+  op.alu_per_elem = 1;
+  int v = gs_mg_add (g, &op, rule, GS_HOST_OP, in, n_in, out_elems,
+                     out_cols);
+  op.name = NULL;
+  return v;
+}
+
+static gboolean
+half_dtype (const GsMg *g)
+{
+  return g->opt.dtype == GS_DTYPE_FP16 || g->opt.dtype == GS_DTYPE_BF16;
+}
+
+/* ------------------------------------------------------------ attention */
+
+static int
+attn_scale (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
+{
+  if (a->scale == GS_MB_SCALE_FULL)
+    {
+      int c = gs_mg_fill (g, "full", 1, 1);
+      return gs_mg_pointwise (g, "div", GS_BW_SCALE, s, c, rows, cols, 1, 0,
+                              FALSE);
+    }
+  if (a->scale == GS_MB_SCALE_DIV)
+    return gs_mg_pointwise (g, "div", GS_BW_SCALE, s, -1, rows, cols, 1, 0,
+                            TRUE);
+  return s;
+}
+
+static int
+attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
+{
+  if (a->causal_where == GS_MB_MASK_WHERE)
+    {
+      /* where(causal_mask, w, mask_value): the bool buffer slice and the
+       * 0-dim mask value broadcast. */
+      int mv = gs_mg_fill (g, "full", 1, 1);
+      s = gs_mg_pointwise (g, "where", GS_BW_UNARY, s, mv, rows, cols, 1, 0,
+                           FALSE);
+      GsMgNode *n = gs_mg_last (g);
+      n->op.n_small_in = 2;
+      n->bw_name = "where";
+    }
+  if (a->mask >= 0)
+    {
+      s = gs_mg_pointwise (g, "add", GS_BW_ADD_BCAST, s, a->mask, rows,
+                           cols, 1, 0, FALSE);
+      if (a->mask_max)
+        {
+          /* torch.max(w, torch.tensor(min, device=...)): a host-to-device
+           * copy of the scalar, then maximum. */
+          gs_mg_host (g, GS_HOST_OP, 1);
+          s = gs_mg_pointwise (g, "maximum", GS_BW_UNARY, s, -1, rows, cols,
+                               1, 0, FALSE);
+          GsMgNode *n = gs_mg_last (g);
+          n->op.n_small_in = 1;
+          n->bw_name = "where";
+        }
+    }
+  if (a->bias >= 0)
+    {
+      gboolean full = gs_mg_val (g, a->bias)->elems >= rows * cols;
+      s = gs_mg_pointwise (g, "add_", full ? GS_BW_PASS : GS_BW_ADD_BCAST, s,
+                           a->bias, rows, cols, 1, 0, FALSE);
+    }
+  return s;
+}
+
+static int
+attn_softmax (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
+{
+  gboolean cast = half_dtype (g) && (a->softmax_fp32 || a->softmax_float);
+  if (cast && a->softmax_float)      /* scores.float() */
+    s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
+                         FALSE);
+  int p = gs_mg_softmax (g, s, rows, cols);
+  if (cast)
+    {
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+      p = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, p, -1, rows, cols, 0,
+                           0, FALSE);
+    }
+  return p;
+}
+
+static int
+attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
+{
+  GsMg *g = b->g;
+  int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
+  int o = gs_mg_attention (g, q, k, v, b->batch, a->heads, kvh, a->seq_q,
+                           a->seq_k, a->head_dim, a->causal,
+                           g->opt.training ? a->p_drop : 0);
+  /* FlashAttention-2 takes and returns [B,S,H,D]; SDPA's memory-efficient
+   * kernel returns [B,H,S,D], so the head merge copies. */
+  if (g->opt.attn == GS_ATTN_MEM_EFF && a->seq_q > 1)
+    o = gs_mg_copy (g, "contiguous", GS_BW_PASS, o, b->batch * a->seq_q,
+                    a->heads * a->head_dim);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  return o;
+}
+
+int
+gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
+{
+  GsMg *g = b->g;
+  gboolean train = g->opt.training;
+  /* The head-split views' gradients are reshaped back: one copy each. */
+  if (train && a->q_view)
+    q = gs_mg_view_bw_copy (g, q);
+  if (train && a->k_view)
+    k = gs_mg_view_bw_copy (g, k);
+  if (train && a->v_view)
+    v = gs_mg_view_bw_copy (g, v);
+  if (g->opt.attn != GS_ATTN_EAGER)
+    return attn_fused (b, a, q, k, v);
+
+  int64_t B = b->batch, H = a->heads, D = a->head_dim;
+  int64_t kvh = a->kv_heads > 0 ? a->kv_heads : H;
+  int64_t sq = a->seq_q, sk = a->seq_k, bh = B * H;
+  gboolean copy_k = a->copy_k, copy_v = a->copy_v;
+  if (kvh < H)
+    {
+      /* repeat_kv: expand + reshape copies each KV head n_rep times. */
+      k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, bh * sk, D);
+      v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, bh * sk, D);
+      copy_k = copy_v = FALSE;
+    }
+  int s = gs_mg_matmul (g, "matmul", q, k, bh, sq, sk, D, FALSE, TRUE,
+                        a->copy_q && sq > 1, copy_k);
+  int64_t rows = bh * sq;
+  s = attn_scale (g, a, s, rows, sk);
+  s = attn_mask (g, a, s, rows, sk);
+  int p = attn_softmax (g, a, s, rows, sk);
+  p = gs_mg_dropout (g, p, rows, sk, a->p_drop, a->drop_module);
+  int ctx = gs_mg_matmul (g, "matmul", p, v, bh, sq, D, sk, FALSE, FALSE,
+                          FALSE, copy_v);
+  /* Merge heads: permute/transpose then contiguous (a no-op for one query
+   * token: the moved dimension has size 1). */
+  if (sq > 1)
+    {
+      if (train)
+        ctx = gs_mg_view_bw_copy (g, ctx);
+      ctx = gs_mg_copy (g, "contiguous", GS_BW_PASS, ctx, B * sq, H * D);
+    }
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  return ctx;
+}
+
+/* ------------------------------------------------------------ activations */
+
+/* NewGELUActivation: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+ * evaluated left to right: mul, pow, mul, add, mul, tanh, add, mul. */
+static int
+gelu_new (GsMg *g, int x, int64_t rows, int64_t cols)
+{
+  int half = gs_mg_pointwise (g, "mul", GS_BW_SCALE, x, -1, rows, cols, 1, 0,
+                              TRUE);
+  int cube = gs_mg_pointwise (g, "pow", GS_BW_POW, x, -1, rows, cols, 2, 0,
+                              TRUE);
+  int w = gs_mg_pointwise (g, "mul", GS_BW_SCALE, cube, -1, rows, cols, 1, 0,
+                           TRUE);
+  int inner = gs_mg_pointwise (g, "add", GS_BW_PASS, x, w, rows, cols, 1, 0,
+                               FALSE);
+  int u = gs_mg_pointwise (g, "mul", GS_BW_SCALE, inner, -1, rows, cols, 1,
+                           0, TRUE);
+  int t = gs_mg_unary (g, "tanh", u, rows, cols, 8, 2, "tanh_backward");
+  int one = gs_mg_pointwise (g, "add", GS_BW_PASS, t, -1, rows, cols, 1, 0,
+                             TRUE);
+  return gs_mg_pointwise (g, "mul", GS_BW_MUL, half, one, rows, cols, 1, 0,
+                          FALSE);
+}
+
+int
+gs_mb_act (GsMb *b, GsHfAct act, int x, int64_t rows, int64_t cols)
+{
+  GsMg *g = b->g;
+  gs_mg_module (g);
+  switch (act)
+    {
+    case GS_ACT_GELU:
+      return gs_mg_unary (g, "gelu", x, rows, cols, 20, 0, "gelu_backward");
+    case GS_ACT_GELU_TANH:
+      return gs_mg_unary (g, "gelu", x, rows, cols, 10, 2, "gelu_backward");
+    case GS_ACT_RELU:
+      return gs_mg_unary (g, "relu", x, rows, cols, 1, 0,
+                          "threshold_backward");
+    case GS_ACT_SILU:
+      return gs_mg_unary (g, "silu", x, rows, cols, 4, 2, "silu_backward");
+    case GS_ACT_GELU_NEW:
+      return gelu_new (g, x, rows, cols);
+    }
+  g_assert_not_reached ();
+}
+
+int
+gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
+{
+  GsMg *g = b->g;
+  gboolean half = half_dtype (g);
+  gs_mg_module (g);
+  if (half)   /* hidden_states.to(torch.float32) */
+    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
+                         FALSE);
+  int p = gs_mg_pointwise (g, "pow", GS_BW_POW, x, -1, rows, cols, 1, 0,
+                           TRUE);
+  int m = gs_mg_reduce (g, "mean", GS_BW_MEAN, p, rows, cols, 1);
+  int e = gs_mg_pointwise (g, "add", GS_BW_PASS, m, -1, rows, 1, 1, 0, TRUE);
+  int r = gs_mg_pointwise (g, "rsqrt", GS_BW_RSQRT, e, -1, rows, 1, 1, 1,
+                           FALSE);
+  int y = gs_mg_pointwise (g, "mul", GS_BW_MUL, x, r, rows, cols, 1, 0,
+                           FALSE);
+  if (half)   /* .to(input_dtype) */
+    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
+                         FALSE);
+  int w = gs_mg_param (g, cols, cols);
+  return gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w, rows, cols, 1, 0,
+                          FALSE);
+}
+
+/* ------------------------------------------------------------ caches/masks */
+
+int
+gs_mb_cache_cat (GsMb *b, int x, int64_t heads, int64_t head_dim)
+{
+  if (b->past == 0)
+    return x;
+  GsMg *g = b->g;
+  int64_t len = b->past + b->seq;
+  gs_mg_input (g, b->batch * heads * b->past * head_dim, head_dim);
+  int y = gs_mg_copy (g, "cat", GS_BW_NONE, x, b->batch * heads * len,
+                      head_dim);
+  gs_mg_val (g, y)->keep = TRUE;
+  return y;
+}
+
+int
+gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d)
+{
+  GsMg *g = b->g;
+  int64_t S = b->seq, L = b->past + b->seq, B = b->batch;
+  int causal = -1;
+  gs_mg_host (g, GS_HOST_PY, 6);
+  if (S > 1)
+    {
+      /* _make_causal_mask: full, arange, +1, <, masked_fill_ (+ zeros and
+       * cat for the cached part). */
+      gs_mg_fill (g, "full", S, S);
+      gs_mg_fill (g, "arange", 1, S);
+      gs_mg_pointwise (g, "add", GS_BW_NONE, -1, -1, 1, S, 1, 0, TRUE);
+      gs_mg_pointwise (g, "lt", GS_BW_NONE, -1, -1, S, S, 1, 0, FALSE);
+      causal = gs_mg_pointwise (g, "masked_fill_", GS_BW_NONE, -1, -1, S, S,
+                                1, 0, TRUE);
+      if (b->past > 0)
+        {
+          gs_mg_fill (g, "zeros", S, b->past);
+          causal = gs_mg_copy (g, "cat", GS_BW_NONE, -1, S, L);
+        }
+      gs_mg_host (g, GS_HOST_VIEW, 2);
+    }
+  if (!have_2d)
+    return causal;
+  /* _expand_mask: 1 - mask, then masked_fill(mask.to(bool), min). */
+  int m = gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, B * S, L, 1, 0,
+                           TRUE);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, m, -1, B * S, L, 0, 0, FALSE);
+  gs_mg_copy (g, "clone", GS_BW_NONE, m, B * S, L);
+  m = gs_mg_pointwise (g, "masked_fill_", GS_BW_NONE, m, -1, B * S, L, 1, 0,
+                       TRUE);
+  if (causal >= 0)
+    {
+      /* causal.masked_fill(expanded.bool(), min) */
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, m, -1, B * S, L, 0, 0,
+                       FALSE);
+      gs_mg_copy (g, "clone", GS_BW_NONE, causal, B * S, L);
+      m = gs_mg_pointwise (g, "masked_fill_", GS_BW_NONE, m, -1, B * S, L, 1,
+                           0, TRUE);
+    }
+  return m;
+}
+
+/* ------------------------------------------------------------ MoE */
+
+int64_t
+gs_mb_expert_tokens (const GsMb *b, int expert, int64_t tokens, int top_k,
+                     int capacity)
+{
+  int64_t E = b->cfg->experts, B = b->batch;
+  int64_t per_seq = tokens / B;
+  int64_t n;
+  if (b->g->opt.balanced_routing)
+    n = (per_seq * top_k + E - 1 - expert) / E;   /* even split */
+  else
+    n = expert < top_k ? per_seq : 0;             /* all pick the same */
+  if (capacity > 0)
+    n = MIN (n, capacity);
+  return B * n;
+}
+
+/* torch.nonzero / boolean-mask indexing: cub select kernels and a
+ * device-to-host read of the count (the host waits for the GPU). */
+static void
+nonzero (GsMg *g, int64_t elems)
+{
+  int in[1] = { -1 };
+  node (g, GS_OP_REDUCE, "nonzero", GS_BW_NONE, in, 0, 1, elems, 1, 1);
+  gs_mg_host (g, GS_HOST_SYNC, 1);
+  gs_mg_copy (g, "nonzero_select", GS_BW_NONE, -1, elems, 1);
+}
+
+static int
+mixtral_expert (GsMb *b, int x, int rw, int64_t n, int64_t hidden)
+{
+  GsMg *g = b->g;
+  int64_t ffn = b->cfg->ffn;
+  gs_mg_module (g);
+  int h1 = gs_mg_linear (g, "w1", x, n, hidden, ffn, -1, FALSE, FALSE);
+  int a = gs_mb_act (b, b->cfg->act, h1, n, ffn);
+  int h3 = gs_mg_linear (g, "w3", x, n, hidden, ffn, -1, FALSE, FALSE);
+  int m = gs_mg_pointwise (g, "mul", GS_BW_MUL, a, h3, n, ffn, 1, 0, FALSE);
+  int y = gs_mg_linear (g, "w2", m, n, ffn, hidden, -1, FALSE, FALSE);
+  return gs_mg_pointwise (g, "mul", GS_BW_MUL, y, rw, n, hidden, 1, 0,
+                          FALSE);
+}
+
+int
+gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
+{
+  GsMg *g = b->g;
+  int64_t E = b->cfg->experts, K = b->cfg->top_k;
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int logits = gs_mg_linear (g, "gate", x, T, H, E, -1, FALSE, FALSE);
+  int probs = gs_mg_softmax (g, logits, T, E);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int in[2] = { probs, -1 };
+  int rw = node (g, GS_OP_REDUCE, "topk", GS_BW_GATHER, in, 1, T, E, T * K,
+                 K);
+  in[0] = rw;
+  int sum = node (g, GS_OP_REDUCE, "sum", GS_BW_PASS, in, 1, T, K, T, 1);
+  rw = gs_mg_pointwise (g, "div", GS_BW_MUL, rw, sum, T, K, 1, 0, FALSE);
+  int final = gs_mg_fill (g, "zeros", T, H);
+  gs_mg_fill (g, "zeros", T * K, E);             /* one_hot */
+  gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, K, 1, 0, TRUE);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  for (int e = 0; e < E; e++)
+    {
+      int64_t n = gs_mb_expert_tokens (b, e, T, (int) K, 0);
+      g_autofree char *scope = g_strdup_printf ("%s.experts.%d", g->scope, e);
+      nonzero (g, K * T);                        /* torch.where(mask[e]) */
+      gs_mg_host (g, GS_HOST_PY, 2);
+      if (n == 0)
+        continue;
+      gs_mg_host (g, GS_HOST_SYNC, 2);           /* .tolist() twice */
+      in[0] = x;
+      gs_mg_host (g, GS_HOST_OP, 1);             /* list -> index tensor */
+      int cur = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, H,
+                      n * H, H);
+      in[0] = rw;
+      gs_mg_host (g, GS_HOST_OP, 1);
+      int w = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, 1,
+                    n, 1);
+      char *saved = g_strdup (g->scope);
+      gs_mg_scope (g, scope, g->layer);
+      int y = mixtral_expert (b, cur, w, n, H);
+      gs_mg_scope (g, saved, g->layer);
+      g_free (saved);
+      int put[2] = { final, y };
+      final = node (g, GS_OP_EMBEDDING, "index_add_", GS_BW_INDEX_PUT, put,
+                    2, n, H, T * H, H);
+    }
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  return final;
+}
+
+static int
+switch_router (GsMb *b, int x, int64_t T, int64_t H, int *probs_out)
+{
+  GsMg *g = b->g;
+  int64_t E = b->cfg->experts;
+  gs_mg_module (g);
+  if (half_dtype (g))      /* router_dtype float32 */
+    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, T, H, 0, 0, FALSE);
+  if (g->opt.training && b->cfg->router_jitter)
+    {
+      int noise = gs_mg_fill (g, "uniform_", T, H);
+      x = gs_mg_pointwise (g, "mul_", GS_BW_MUL, x, noise, T, H, 1, 0,
+                           FALSE);
+    }
+  int logits = gs_mg_linear (g, "classifier", x, T, H, E, -1, FALSE, FALSE);
+  int probs = gs_mg_softmax (g, logits, T, E);
+  int in[1] = { probs };
+  node (g, GS_OP_REDUCE, "argmax", GS_BW_NONE, in, 1, T, E, T, 1);
+  gs_mg_fill (g, "zeros", T, E);                 /* one_hot */
+  gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, 1, 1, 0, TRUE);
+  gs_mg_pointwise (g, "cumsum", GS_BW_NONE, -1, -1, T, E, 1, 0, FALSE);
+  gs_mg_pointwise (g, "le", GS_BW_NONE, -1, -1, T, E, 1, 0, TRUE);
+  gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, T, E, 1, 0, FALSE);
+  /* max(router_probs, dim=-1).values.unsqueeze(-1) */
+  *probs_out = node (g, GS_OP_REDUCE, "max", GS_BW_GATHER, in, 1, T, E, T,
+                     1);
+  return probs;
+}
+
+int
+gs_mb_switch_moe (GsMb *b, int x, int64_t T, int64_t H)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  gs_mg_module (g);
+  char *mlp_scope = g_strdup (g->scope);
+  g_autofree char *router_scope = g_strconcat (mlp_scope, ".router", NULL);
+  gs_mg_scope (g, router_scope, g->layer);
+  int probs;
+  switch_router (b, x, T, H, &probs);
+  gs_mg_scope (g, mlp_scope, g->layer);
+  int in[1] = { -1 };
+  node (g, GS_OP_REDUCE, "argmax", GS_BW_NONE, in, 0, T, c->experts, T, 1);
+  int next = gs_mg_copy (g, "clone", GS_BW_PASS, x, T, H);
+  for (int e = 0; e < c->experts; e++)
+    {
+      int64_t n = gs_mb_expert_tokens (b, e, T, 1, c->capacity);
+      g_autofree char *scope = g_strdup_printf ("%s.experts.expert_%d",
+                                                mlp_scope, e);
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, 1, 0, 0, FALSE);
+      nonzero (g, T);                            /* hidden_states[mask] */
+      if (n > 0)
+        {
+          in[0] = x;
+          int cur = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1,
+                          n, H, n * H, H);
+          gs_mg_scope (g, scope, g->layer);
+          gs_mg_module (g);
+          int h = gs_mg_linear (g, "wi", cur, n, H, c->ffn, -1, FALSE, FALSE);
+          h = gs_mb_act (b, c->act, h, n, c->ffn);
+          h = gs_mg_dropout (g, h, n, c->ffn, c->p_act, TRUE);
+          h = gs_mg_linear (g, "wo", h, n, c->ffn, H, -1, FALSE, FALSE);
+          gs_mg_scope (g, mlp_scope, g->layer);
+          nonzero (g, T);                        /* next_states[mask] = */
+          int put[2] = { next, h };
+          next = node (g, GS_OP_EMBEDDING, "index_put_", GS_BW_INDEX_PUT,
+                       put, 2, n, H, T * H, H);
+        }
+      else
+        nonzero (g, T);
+    }
+  int y = gs_mg_pointwise (g, "mul", GS_BW_MUL, next, probs, T, H, 1, 0,
+                           FALSE);
+  g_free (mlp_scope);
+  return y;
+}
+
+/* ------------------------------------------------------------ generate() */
+
+void
+gs_mb_generate_positions (GsMb *b)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, L = b->past + b->seq;
+  /* position_ids = mask.long().cumsum(-1) - 1; masked_fill_(mask == 0, 1) */
+  gs_mg_pointwise (g, "cumsum", GS_BW_NONE, -1, -1, B, L, 1, 0, FALSE);
+  gs_mg_pointwise (g, "sub", GS_BW_NONE, -1, -1, B, L, 1, 0, TRUE);
+  gs_mg_pointwise (g, "eq", GS_BW_NONE, -1, -1, B, L, 1, 0, TRUE);
+  gs_mg_pointwise (g, "masked_fill_", GS_BW_NONE, -1, -1, B, L, 1, 0, TRUE);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+}
+
+void
+gs_mb_generate_glue (GsMb *b, int64_t vocab)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, L = b->past + b->seq;
+  gs_mg_scope (g, "generate", -1);
+  gs_mg_host (g, GS_HOST_PY, 20);         /* logits processors, kwargs */
+  gs_mg_host (g, GS_HOST_VIEW, 1);        /* logits[:, -1, :] */
+  int in[1] = { -1 };
+  node (g, GS_OP_REDUCE, "argmax", GS_BW_NONE, in, 0, B, vocab, B, 1);
+  /* next * unfinished + pad * (1 - unfinished) */
+  gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, 1, B, 1, 0, FALSE);
+  gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, 1, B, 1, 0, TRUE);
+  gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, 1, B, 1, 0, TRUE);
+  gs_mg_pointwise (g, "add", GS_BW_NONE, -1, -1, 1, B, 1, 0, FALSE);
+  gs_mg_copy (g, "cat", GS_BW_NONE, -1, B, L + 1);      /* input_ids */
+  gs_mg_fill (g, "new_ones", B, 1);                     /* attention mask */
+  gs_mg_copy (g, "cat", GS_BW_NONE, -1, B, L + 1);
+  /* unfinished.mul(next.tile(...).ne(eos).prod(dim=0)) */
+  gs_mg_copy (g, "tile", GS_BW_NONE, -1, 1, B);
+  gs_mg_pointwise (g, "ne", GS_BW_NONE, -1, -1, 1, B, 1, 0, FALSE);
+  node (g, GS_OP_REDUCE, "prod", GS_BW_NONE, in, 0, 1, B, B, 1);
+  gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, 1, B, 1, 0, FALSE);
+  /* if unfinished_sequences.max() == 0: the host reads the result */
+  node (g, GS_OP_REDUCE, "max", GS_BW_NONE, in, 0, 1, B, 1, 1);
+  gs_mg_host (g, GS_HOST_SYNC, 1);
+}

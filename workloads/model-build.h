@@ -1,0 +1,101 @@
+/* gpusim: model builders (private to workloads/).
+ *
+ * One builder per Hugging Face model family records, through the gs_mg_*
+ * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
+ * call of the task model the reference measurements use: the causal-LM
+ * head for GPT-2/OPT/GPT-Neo/Llama/Mixtral, sequence classification (or
+ * the pre-training heads in training) for BERT, conditional generation for
+ * T5 and Switch Transformers.  model-decoder.c holds the decoder-only
+ * families, model-encoder.c BERT and the encoder-decoders, model-blocks.c
+ * what they share (attention, activations, RMS norm, masks, MoE).
+ */
+#ifndef GS_MODEL_BUILD_H
+#define GS_MODEL_BUILD_H
+
+#include "workloads/hf-config.h"
+#include "workloads/model-graph.h"
+
+typedef struct {
+  GsMg *g;
+  const GsHfConfig *cfg;
+  int64_t batch;
+  int64_t seq;             /* query tokens of this forward (1: decode step) */
+  int64_t past;            /* tokens already in the KV cache */
+  int64_t enc_seq;         /* encoder tokens (encoder-decoder models) */
+  gboolean generate;       /* called by generate(): a 2-D attention mask */
+  gboolean decoder_only;   /* encoder-decoder: skip the encoder (decode) */
+} GsMb;
+
+/* The tensor a loss (or the next token) is computed from. */
+typedef struct {
+  int logits;              /* value id */
+  int64_t rows, cols;      /* [tokens, vocab] */
+} GsMbOut;
+
+/* ------------------------------------------------------- model-blocks.c */
+
+typedef enum {
+  GS_MB_SCALE_NONE,        /* T5, GPT-Neo; OPT scales q before */
+  GS_MB_SCALE_FULL,        /* GPT-2: / torch.full([], sqrt(d)) */
+  GS_MB_SCALE_DIV,         /* BERT, Llama: / math.sqrt(d) */
+} GsMbScale;
+
+typedef enum {
+  GS_MB_MASK_NONE,
+  GS_MB_MASK_WHERE,        /* GPT-2/Neo: where(bias buffer, w, full(min)) */
+} GsMbCausal;
+
+typedef struct {
+  int64_t heads, kv_heads, head_dim, seq_q, seq_k;
+  gboolean copy_q, copy_k, copy_v; /* matmul must copy the operand */
+  gboolean q_view, k_view, v_view; /* operand is a head-split view: its
+                                    * gradient's reshape copies */
+  GsMbScale scale;
+  GsMbCausal causal_where;
+  int mask;                /* additive mask value (-1: none) */
+  gboolean mask_max;       /* OPT: torch.max(w, tensor(min)) after the mask */
+  int bias;                /* T5 position bias (scores += bias), -1: none */
+  gboolean softmax_fp32;   /* softmax(dtype=float32).to(dtype) */
+  gboolean softmax_float;  /* T5: softmax(scores.float()).type_as(scores) */
+  double p_drop;
+  gboolean drop_module;    /* attention dropout is an nn.Dropout */
+  gboolean causal;
+} GsMbAttn;
+
+/* Eager (or fused) attention from Q, K, V ([B,H,S,D] values) to the
+ * merged [B*S, H*D] context, heads merged (permute + contiguous). */
+int gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v);
+/* The activation ACT over ROWS x COLS (gelu_new: eight kernels). */
+int gs_mb_act (GsMb *b, GsHfAct act, int x, int64_t rows, int64_t cols);
+/* T5LayerNorm / LlamaRMSNorm: pow, mean, add, rsqrt, mul, mul (plus two
+ * casts in half precision). */
+int gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols);
+/* KV cache append (torch.cat along the sequence) of a decode step:
+ * returns the [B, heads, past + seq, D] tensor. */
+int gs_mb_cache_cat (GsMb *b, int x, int64_t heads, int64_t head_dim);
+/* AttentionMaskConverter masks (transformers >= 4.36) for a causal model:
+ * returns the additive [B,1,S,L] mask, or -1 when none is applied. */
+int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d);
+/* Mixtral's sparse MoE block over T tokens of width H (returns its output). */
+int gs_mb_mixtral_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
+/* Switch Transformers' sparse MLP (router + experts). */
+int gs_mb_switch_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
+/* Tokens each expert receives: balanced routing spreads TOKENS x TOP_K
+ * evenly (capped at CAPACITY per sequence when > 0); otherwise every token
+ * picks the same experts, as identical inputs do. */
+int64_t gs_mb_expert_tokens (const GsMb *b, int expert, int64_t tokens,
+                             int top_k, int capacity);
+/* generate()'s per-step work around the forward (greedy search). */
+void gs_mb_generate_glue (GsMb *b, int64_t vocab);
+/* Position ids from the 2-D attention mask (prepare_inputs_for_generation). */
+void gs_mb_generate_positions (GsMb *b);
+
+/* ------------------------------------------------------- the builders */
+GsMbOut gs_mb_gpt2 (GsMb *b);
+GsMbOut gs_mb_gpt_neo (GsMb *b);
+GsMbOut gs_mb_opt (GsMb *b);
+GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, mixtral */
+GsMbOut gs_mb_bert (GsMb *b);
+GsMbOut gs_mb_t5 (GsMb *b);        /* t5, switch_transformers */
+
+#endif

@@ -1,0 +1,557 @@
+/* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
+ * configs, GPT-Neo, OPT, Llama/Mistral, Mixtral) as transformers 4.36
+ * runs them: XxxForCausalLM.forward(input_ids), and, inside generate(),
+ * with a 2-D attention mask and a KV cache.
+ *
+ * Module paths in tags follow the Hugging Face parameter names
+ * ("transformer.h.0.attn.c_attn"), so an op can be traced back to the
+ * model's state dict and to profiler traces.
+ */
+#include "config.h"
+#include "workloads/model-build.h"
+
+#include <stdio.h>
+
+static void
+scope (GsMb *b, int layer, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+static void
+scope (GsMb *b, int layer, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *s = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  gs_mg_scope (b->g, s, layer);
+}
+
+/* Query/key/value as head-split views of projections. */
+static void
+attn_defaults (const GsMb *b, GsMbAttn *a)
+{
+  const GsHfConfig *c = b->cfg;
+  *a = (GsMbAttn) { 0 };
+  a->heads = c->heads;
+  a->kv_heads = c->kv_heads;
+  a->head_dim = c->head_dim;
+  a->seq_q = b->seq;
+  a->seq_k = b->past + b->seq;
+  a->mask = a->bias = -1;
+  a->causal = TRUE;
+  a->q_view = a->k_view = a->v_view = TRUE;
+  /* Prefill: head-split views must be copied by matmul; a decode step's q
+   * has one token (mergeable) and k/v come from the cache's cat. */
+  a->copy_q = TRUE;
+  a->copy_k = a->copy_v = b->past == 0;
+}
+
+/* The LM head: logits = lm_head(hidden) over every position. */
+static GsMbOut
+lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
+{
+  GsMg *g = b->g;
+  int64_t T = b->batch * b->seq;
+  int64_t V = b->cfg->vocab, H = b->cfg->hidden;
+  scope (b, -1, "lm_head");
+  int logits = gs_mg_linear (g, NULL, h, T, H, V, w_tied, FALSE, FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
+  if (float_logits && g->opt.dtype != GS_DTYPE_FP32)  /* logits.float() */
+    logits = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, logits, -1, T, V,
+                              0, 0, FALSE);
+  return (GsMbOut) { logits, T, V };
+}
+
+/* ---------------------------------------------------------------- GPT-2 */
+
+static int
+gpt2_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  scope (b, i, "transformer.h.%d.attn", i);
+  gs_mg_module (g);
+  int qkv = gs_mg_linear (g, "c_attn", x, T, H, 3 * H, -1, TRUE, TRUE);
+  int p[3];
+  gs_mg_split (g, qkv, 3, p);
+  gs_mg_host (g, GS_HOST_PY, 9);
+  gs_mg_host (g, GS_HOST_VIEW, 6);         /* _split_heads: view + permute */
+  int k = gs_mb_cache_cat (b, p[1], c->heads, c->head_dim);
+  int v = gs_mb_cache_cat (b, p[2], c->heads, c->head_dim);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.scale = c->scale_attn ? GS_MB_SCALE_FULL : GS_MB_SCALE_NONE;
+  a.causal_where = GS_MB_MASK_WHERE;
+  a.mask = mask;
+  a.p_drop = c->p_attn;
+  a.drop_module = TRUE;
+  gs_mg_host (g, GS_HOST_PY, 12);          /* sizes, finfo, bias slice */
+  int ctx = gs_mb_attention (b, &a, p[0], k, v);
+  gs_mg_host (g, GS_HOST_PY, 6);
+  int o = gs_mg_linear (g, "c_proj", ctx, T, H, H, -1, TRUE, TRUE);
+  return gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
+}
+
+static int
+gpt2_mlp (GsMb *b, int i, int x)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  scope (b, i, "transformer.h.%d.mlp", i);
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_PY, 3);
+  int h = gs_mg_linear (g, "c_fc", x, T, H, c->ffn, -1, TRUE, TRUE);
+  scope (b, i, "transformer.h.%d.mlp.act", i);
+  h = gs_mb_act (b, c->act, h, T, c->ffn);
+  scope (b, i, "transformer.h.%d.mlp", i);
+  gs_mg_host (g, GS_HOST_PY, 3);
+  h = gs_mg_linear (g, "c_proj", h, T, c->ffn, H, -1, TRUE, TRUE);
+  return gs_mg_dropout (g, h, T, H, c->p_resid, TRUE);
+}
+
+static int
+gpt2_block (GsMb *b, int i, int h, int mask)
+{
+  GsMg *g = b->g;
+  int64_t T = b->batch * b->seq, H = b->cfg->hidden;
+  scope (b, i, "transformer.h.%d", i);
+  gs_mg_module (g);
+  scope (b, i, "transformer.h.%d.ln_1", i);
+  int x = gs_mg_layernorm (g, h, T, H);
+  int a = gpt2_attn (b, i, x, mask);
+  scope (b, i, "transformer.h.%d", i);
+  h = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
+  scope (b, i, "transformer.h.%d.ln_2", i);
+  x = gs_mg_layernorm (g, h, T, H);
+  int m = gpt2_mlp (b, i, x);
+  scope (b, i, "transformer.h.%d", i);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
+}
+
+/* GPT2Model's 2-D mask: m[:, None, None, :].to(dtype); (1 - m) * min. */
+static int
+gpt2_mask (GsMb *b)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, L = b->past + b->seq;
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, L, 0, 0, FALSE);
+  gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, B, L, 1, 0, TRUE);
+  return gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B, L, 1, 0, TRUE);
+}
+
+GsMbOut
+gs_mb_gpt2 (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
+  scope (b, -1, "transformer");
+  gs_mg_host (g, GS_HOST_PY, 12);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int wte = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  int wpe = gs_mg_param (g, (int64_t) c->max_pos * H, H);
+  int64_t pos_rows = S;
+  if (b->generate)
+    {
+      gs_mb_generate_positions (b);
+      pos_rows = T;
+    }
+  else
+    {
+      gs_mg_fill (g, "arange", 1, S);       /* position_ids */
+      gs_mg_host (g, GS_HOST_VIEW, 1);
+    }
+  int mask = b->generate ? gpt2_mask (b) : -1;
+  scope (b, -1, "transformer.wte");
+  int e = gs_mg_embedding (g, wte, c->vocab, T, H);
+  scope (b, -1, "transformer.wpe");
+  int p = gs_mg_embedding (g, wpe, c->max_pos, pos_rows, H);
+  scope (b, -1, "transformer");
+  int h = gs_mg_pointwise (g, "add", pos_rows < T ? GS_BW_ADD_BCAST
+                                                   : GS_BW_PASS,
+                           e, p, T, H, 1, 0, FALSE);
+  scope (b, -1, "transformer.drop");
+  h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+  for (int i = 0; i < c->layers; i++)
+    h = gpt2_block (b, i, h, mask);
+  scope (b, -1, "transformer.ln_f");
+  h = gs_mg_layernorm (g, h, T, H);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  return lm_head (b, h, wte, FALSE);
+}
+
+/* -------------------------------------------------------------- GPT-Neo */
+
+static int
+neo_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  scope (b, i, "transformer.h.%d.attn.attention", i);
+  gs_mg_module (g);
+  gs_mg_module (g);
+  int q = gs_mg_linear (g, "q_proj", x, T, H, H, -1, FALSE, FALSE);
+  int k = gs_mg_linear (g, "k_proj", x, T, H, H, -1, FALSE, FALSE);
+  int v = gs_mg_linear (g, "v_proj", x, T, H, H, -1, FALSE, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 6);
+  k = gs_mb_cache_cat (b, k, c->heads, c->head_dim);
+  v = gs_mb_cache_cat (b, v, c->heads, c->head_dim);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.causal_where = GS_MB_MASK_WHERE;  /* bias buffer (local: windowed) */
+  a.mask = mask;
+  a.p_drop = c->p_attn;
+  a.drop_module = TRUE;
+  if (g->opt.dtype != GS_DTYPE_FP32)  /* query/key .to(torch.float32) */
+    {
+      int64_t n = b->batch * c->heads * b->seq;
+      q = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, q, -1, n, c->head_dim,
+                           0, 0, FALSE);
+      a.copy_q = FALSE;
+    }
+  gs_mg_host (g, GS_HOST_PY, 10);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  int o = gs_mg_linear (g, "out_proj", ctx, T, H, H, -1, TRUE, FALSE);
+  return gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
+}
+
+GsMbOut
+gs_mb_gpt_neo (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
+  scope (b, -1, "transformer");
+  gs_mg_host (g, GS_HOST_PY, 12);
+  int wte = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  int wpe = gs_mg_param (g, (int64_t) c->max_pos * H, H);
+  int64_t pos_rows = S;
+  if (b->generate)
+    {
+      gs_mb_generate_positions (b);
+      pos_rows = T;
+    }
+  else
+    gs_mg_fill (g, "arange", 1, S);
+  scope (b, -1, "transformer.wte");
+  int e = gs_mg_embedding (g, wte, c->vocab, T, H);
+  scope (b, -1, "transformer.wpe");
+  int p = gs_mg_embedding (g, wpe, c->max_pos, pos_rows, H);
+  scope (b, -1, "transformer");
+  /* 4.36 prepares a 4-D causal mask for the eager attention too. */
+  int mask = gs_mb_causal_mask_4d (b, b->generate);
+  int h = gs_mg_pointwise (g, "add", pos_rows < T ? GS_BW_ADD_BCAST
+                                                   : GS_BW_PASS,
+                           e, p, T, H, 1, 0, FALSE);
+  h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+  for (int i = 0; i < c->layers; i++)
+    {
+      scope (b, i, "transformer.h.%d.ln_1", i);
+      int x = gs_mg_layernorm (g, h, T, H);
+      int a = neo_attn (b, i, x, mask);
+      scope (b, i, "transformer.h.%d", i);
+      h = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
+      scope (b, i, "transformer.h.%d.ln_2", i);
+      x = gs_mg_layernorm (g, h, T, H);
+      scope (b, i, "transformer.h.%d.mlp", i);
+      gs_mg_module (g);
+      int m = gs_mg_linear (g, "c_fc", x, T, H, c->ffn, -1, TRUE, FALSE);
+      m = gs_mb_act (b, c->act, m, T, c->ffn);
+      m = gs_mg_linear (g, "c_proj", m, T, c->ffn, H, -1, TRUE, FALSE);
+      m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+      scope (b, i, "transformer.h.%d", i);
+      h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
+    }
+  scope (b, -1, "transformer.ln_f");
+  h = gs_mg_layernorm (g, h, T, H);
+  return lm_head (b, h, wte, FALSE);
+}
+
+/* ------------------------------------------------------------------ OPT */
+
+static int
+opt_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  int64_t n = b->batch * c->heads * b->seq;
+  gboolean bias = c->linear_bias;
+  scope (b, i, "model.decoder.layers.%d.self_attn", i);
+  gs_mg_module (g);
+  /* q_proj(h) * scaling; _shape(...) = view + transpose + contiguous. */
+  int q = gs_mg_linear (g, "q_proj", x, T, H, H, -1, bias, FALSE);
+  q = gs_mg_pointwise (g, "mul", GS_BW_SCALE, q, -1, T, H, 1, 0, TRUE);
+  int k = gs_mg_linear (g, "k_proj", x, T, H, H, -1, bias, FALSE);
+  k = gs_mg_copy (g, "contiguous", GS_BW_PASS, k, n, c->head_dim);
+  int v = gs_mg_linear (g, "v_proj", x, T, H, H, -1, bias, FALSE);
+  v = gs_mg_copy (g, "contiguous", GS_BW_PASS, v, n, c->head_dim);
+  k = gs_mb_cache_cat (b, k, c->heads, c->head_dim);
+  v = gs_mb_cache_cat (b, v, c->heads, c->head_dim);
+  if (b->seq > 1)
+    q = gs_mg_copy (g, "contiguous", GS_BW_PASS, q, n, c->head_dim);
+  gs_mg_host (g, GS_HOST_VIEW, 9);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.copy_q = a.copy_k = a.copy_v = FALSE;
+  a.q_view = a.k_view = a.v_view = FALSE;
+  a.mask = mask;
+  a.mask_max = mask >= 0;
+  a.softmax_fp32 = g->opt.dtype == GS_DTYPE_FP16;
+  a.p_drop = c->p_attn;
+  gs_mg_host (g, GS_HOST_PY, 10);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  return gs_mg_linear (g, "out_proj", ctx, T, H, H, -1, bias, FALSE);
+}
+
+static int
+opt_layer (GsMb *b, int i, int h, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  scope (b, i, "model.decoder.layers.%d", i);
+  gs_mg_module (g);
+  int x = h;
+  if (c->pre_norm)
+    {
+      scope (b, i, "model.decoder.layers.%d.self_attn_layer_norm", i);
+      x = gs_mg_layernorm (g, h, T, H);
+    }
+  int a = opt_attn (b, i, x, mask);
+  scope (b, i, "model.decoder.layers.%d", i);
+  a = gs_mg_dropout (g, a, T, H, c->p_resid, FALSE);
+  h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0, FALSE);
+  if (!c->pre_norm)
+    {
+      scope (b, i, "model.decoder.layers.%d.self_attn_layer_norm", i);
+      h = gs_mg_layernorm (g, h, T, H);
+    }
+  x = h;
+  if (c->pre_norm)
+    {
+      scope (b, i, "model.decoder.layers.%d.final_layer_norm", i);
+      x = gs_mg_layernorm (g, h, T, H);
+    }
+  scope (b, i, "model.decoder.layers.%d", i);
+  int m = gs_mg_linear (g, "fc1", x, T, H, c->ffn, -1, c->linear_bias,
+                        FALSE);
+  m = gs_mb_act (b, c->act, m, T, c->ffn);
+  m = gs_mg_dropout (g, m, T, c->ffn, c->p_act, FALSE);
+  m = gs_mg_linear (g, "fc2", m, T, c->ffn, H, -1, c->linear_bias, FALSE);
+  m = gs_mg_dropout (g, m, T, H, c->p_resid, FALSE);
+  h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
+  if (!c->pre_norm)
+    {
+      scope (b, i, "model.decoder.layers.%d.final_layer_norm", i);
+      h = gs_mg_layernorm (g, h, T, H);
+    }
+  return h;
+}
+
+/* OPTLearnedPositionalEmbedding: positions from the mask's cumsum. */
+static int
+opt_positions (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, L = b->past + b->seq;
+  scope (b, -1, "model.decoder.embed_positions");
+  gs_mg_module (g);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, L, 0, 0, FALSE);
+  gs_mg_pointwise (g, "cumsum", GS_BW_NONE, -1, -1, B, L, 1, 0, FALSE);
+  gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B, L, 1, 0, FALSE);
+  gs_mg_pointwise (g, "sub", GS_BW_NONE, -1, -1, B, L, 1, 0, TRUE);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  gs_mg_pointwise (g, "add", GS_BW_NONE, -1, -1, B, b->seq, 1, 0, TRUE);
+  int table = gs_mg_param (g, (int64_t) (c->max_pos + 2) * c->hidden,
+                           c->hidden);
+  return gs_mg_embedding (g, table, c->max_pos + 2, B * b->seq, c->hidden);
+}
+
+GsMbOut
+gs_mb_opt (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
+  int64_t P = c->proj_dim;
+  scope (b, -1, "model.decoder");
+  gs_mg_host (g, GS_HOST_PY, 14);
+  int embed = gs_mg_param (g, (int64_t) c->vocab * P, P);
+  scope (b, -1, "model.decoder.embed_tokens");
+  int e = gs_mg_embedding (g, embed, c->vocab, T, P);
+  scope (b, -1, "model.decoder");
+  if (!b->generate)       /* attention_mask = torch.ones(B, L) */
+    gs_mg_fill (g, "ones", B, b->past + S);
+  int mask = gs_mb_causal_mask_4d (b, TRUE);
+  int pos = opt_positions (b);
+  scope (b, -1, "model.decoder");
+  if (P != H)
+    e = gs_mg_linear (g, "project_in", e, T, P, H, -1, FALSE, FALSE);
+  int h = gs_mg_pointwise (g, "add", GS_BW_PASS, e, pos, T, H, 1, 0, FALSE);
+  h = gs_mg_dropout (g, h, T, H, c->p_embd, FALSE);
+  for (int i = 0; i < c->layers; i++)
+    h = opt_layer (b, i, h, mask);
+  if (c->pre_norm)
+    {
+      scope (b, -1, "model.decoder.final_layer_norm");
+      h = gs_mg_layernorm (g, h, T, H);
+    }
+  if (P != H)
+    {
+      scope (b, -1, "model.decoder");
+      h = gs_mg_linear (g, "project_out", h, T, H, P, -1, FALSE, FALSE);
+    }
+  /* The head maps P features (the tied embedding's width). */
+  scope (b, -1, "lm_head");
+  int logits = gs_mg_linear (g, NULL, h, T, P, c->vocab, embed, FALSE,
+                             FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
+  return (GsMbOut) { logits, T, c->vocab };
+}
+
+/* ---------------------------------------------------------------- Llama */
+
+/* apply_rotary_pos_emb for one of q/k: x * cos + rotate_half(x) * sin,
+ * rotate_half = cat(-x2, x1). */
+static int
+rotary (GsMb *b, int x, int64_t heads, int cos, int sin)
+{
+  GsMg *g = b->g;
+  int64_t D = b->cfg->head_dim;
+  int64_t rows = b->batch * heads * b->seq;
+  int xc = gs_mg_pointwise (g, "mul", GS_BW_MUL, x, cos, rows, D, 1, 0,
+                            FALSE);
+  int x1 = gs_mg_slice (g, x, rows * D / 2, D / 2);
+  int x2 = gs_mg_slice (g, x, rows * D / 2, D / 2);
+  int nx2 = gs_mg_pointwise (g, "neg", GS_BW_SCALE, x2, -1, rows, D / 2, 1,
+                             0, FALSE);
+  gs_mg_next_call (g);
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_COPY;
+  op.name = (char *) "cat";
+  op.dtype = g->opt.dtype;
+  op.rows = rows;
+  op.cols = D;
+  int in[2] = { nx2, x1 };
+  int r = gs_mg_add (g, &op, GS_BW_PASS, GS_HOST_OP, in, 2, rows * D, D);
+  op.name = NULL;
+  int rs = gs_mg_pointwise (g, "mul", GS_BW_MUL, r, sin, rows, D, 1, 0,
+                            FALSE);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, xc, rs, rows, D, 1, 0,
+                          FALSE);
+}
+
+static int
+llama_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden, D = c->head_dim;
+  int64_t KV = c->kv_heads, L = b->past + b->seq;
+  gboolean bias = c->linear_bias;
+  scope (b, i, "model.layers.%d.self_attn", i);
+  gs_mg_module (g);
+  int q = gs_mg_linear (g, "q_proj", x, T, H, c->heads * D, -1, bias, FALSE);
+  int k = gs_mg_linear (g, "k_proj", x, T, H, KV * D, -1, bias, FALSE);
+  int v = gs_mg_linear (g, "v_proj", x, T, H, KV * D, -1, bias, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 6);
+  if (g->opt.training)
+    {
+      q = gs_mg_view_bw_copy (g, q);
+      k = gs_mg_view_bw_copy (g, k);
+    }
+  /* rotary_emb(v, seq_len): cached cos/sin slices (cast in half); then
+   * cos[position_ids], sin[position_ids] gathers. */
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  if (g->opt.dtype != GS_DTYPE_FP32)
+    {
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, D, 0, 0, FALSE);
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, D, 0, 0, FALSE);
+    }
+  int cos = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, D);
+  int sin = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, D);
+  q = rotary (b, q, c->heads, cos, sin);
+  k = rotary (b, k, KV, cos, sin);
+  k = gs_mb_cache_cat (b, k, KV, D);
+  v = gs_mb_cache_cat (b, v, KV, D);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.q_view = a.k_view = FALSE;    /* handled above, before the rotary */
+  a.copy_k = b->past == 0;        /* rotary output keeps q/k's layout */
+  a.scale = GS_MB_SCALE_DIV;
+  a.mask = mask;
+  a.softmax_fp32 = TRUE;
+  a.p_drop = c->p_attn;
+  gs_mg_host (g, GS_HOST_PY, 8);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  return gs_mg_linear (g, "o_proj", ctx, T, c->heads * D, H, -1, bias,
+                       FALSE);
+}
+
+static int
+llama_mlp (GsMb *b, int i, int x)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  if (c->family == GS_HF_MIXTRAL)
+    {
+      scope (b, i, "model.layers.%d.block_sparse_moe", i);
+      return gs_mb_mixtral_moe (b, x, T, H);
+    }
+  scope (b, i, "model.layers.%d.mlp", i);
+  gs_mg_module (g);
+  int gate = gs_mg_linear (g, "gate_proj", x, T, H, c->ffn, -1, FALSE, FALSE);
+  int a = gs_mb_act (b, c->act, gate, T, c->ffn);
+  int up = gs_mg_linear (g, "up_proj", x, T, H, c->ffn, -1, FALSE, FALSE);
+  int m = gs_mg_pointwise (g, "mul", GS_BW_MUL, a, up, T, c->ffn, 1, 0,
+                           FALSE);
+  return gs_mg_linear (g, "down_proj", m, T, c->ffn, H, -1, FALSE, FALSE);
+}
+
+GsMbOut
+gs_mb_llama (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  scope (b, -1, "model");
+  gs_mg_host (g, GS_HOST_PY, 12);
+  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  if (b->generate)
+    gs_mb_generate_positions (b);
+  else
+    {
+      gs_mg_fill (g, "arange", 1, b->seq);     /* position_ids */
+      gs_mg_host (g, GS_HOST_VIEW, 2);
+    }
+  scope (b, -1, "model.embed_tokens");
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  scope (b, -1, "model");
+  int mask = gs_mb_causal_mask_4d (b, b->generate);
+  for (int i = 0; i < c->layers; i++)
+    {
+      scope (b, i, "model.layers.%d", i);
+      gs_mg_module (g);
+      scope (b, i, "model.layers.%d.input_layernorm", i);
+      int x = gs_mb_rmsnorm (b, h, T, H);
+      int a = llama_attn (b, i, x, mask);
+      scope (b, i, "model.layers.%d", i);
+      h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0, FALSE);
+      scope (b, i, "model.layers.%d.post_attention_layernorm", i);
+      x = gs_mb_rmsnorm (b, h, T, H);
+      int m = llama_mlp (b, i, x);
+      scope (b, i, "model.layers.%d", i);
+      h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
+    }
+  scope (b, -1, "model.norm");
+  h = gs_mb_rmsnorm (b, h, T, H);
+  return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
+}

@@ -1,0 +1,502 @@
+/* gpusim: BERT and the T5-style encoder-decoders (T5, Switch
+ * Transformers) as transformers 4.36 runs them.
+ *
+ * BERT: BertForSequenceClassification in inference (pooler + classifier),
+ * BertForPreTraining in training (MLM head over every token + NSP head).
+ * T5/Switch: XxxForConditionalGeneration(input_ids, attention_mask,
+ * decoder_input_ids): encoder, decoder with cross-attention, LM head.
+ */
+#include "config.h"
+#include "workloads/model-build.h"
+
+static void
+scope (GsMb *b, int layer, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+static void
+scope (GsMb *b, int layer, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *s = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  gs_mg_scope (b->g, s, layer);
+}
+
+/* ----------------------------------------------------------------- BERT */
+
+/* BertSelfAttention + BertSelfOutput (dense, dropout, LayerNorm(h + x)). */
+static int
+bert_attention (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  scope (b, i, "bert.encoder.layer.%d.attention.self", i);
+  gs_mg_module (g);
+  gs_mg_module (g);
+  int q = gs_mg_linear (g, "query", x, T, H, H, -1, TRUE, FALSE);
+  int k = gs_mg_linear (g, "key", x, T, H, H, -1, TRUE, FALSE);
+  gs_mg_host (g, GS_HOST_PY, 3);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  int v = gs_mg_linear (g, "value", x, T, H, H, -1, TRUE, FALSE);
+  gs_mg_host (g, GS_HOST_PY, 6);
+  gs_mg_host (g, GS_HOST_VIEW, 5);
+  GsMbAttn a = { 0 };
+  a.heads = a.kv_heads = c->heads;
+  a.head_dim = c->head_dim;
+  a.seq_q = a.seq_k = b->seq;
+  a.copy_q = a.copy_k = a.copy_v = TRUE;
+  a.q_view = a.k_view = a.v_view = TRUE;
+  a.scale = GS_MB_SCALE_DIV;
+  a.mask = mask;
+  a.bias = -1;
+  a.p_drop = c->p_attn;
+  a.drop_module = TRUE;
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  gs_mg_host (g, GS_HOST_PY, 3);
+  scope (b, i, "bert.encoder.layer.%d.attention.output", i);
+  gs_mg_module (g);
+  int o = gs_mg_linear (g, "dense", ctx, T, H, H, -1, TRUE, FALSE);
+  o = gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
+  o = gs_mg_pointwise (g, "add", GS_BW_PASS, o, x, T, H, 1, 0, FALSE);
+  scope (b, i, "bert.encoder.layer.%d.attention.output.LayerNorm", i);
+  return gs_mg_layernorm (g, o, T, H);
+}
+
+static int
+bert_layer (GsMb *b, int i, int h, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  scope (b, i, "bert.encoder.layer.%d", i);
+  gs_mg_module (g);
+  int a = bert_attention (b, i, h, mask);
+  scope (b, i, "bert.encoder.layer.%d.intermediate", i);
+  gs_mg_module (g);
+  int m = gs_mg_linear (g, "dense", a, T, H, c->ffn, -1, TRUE, FALSE);
+  m = gs_mb_act (b, c->act, m, T, c->ffn);
+  scope (b, i, "bert.encoder.layer.%d.output", i);
+  gs_mg_module (g);
+  m = gs_mg_linear (g, "dense", m, T, c->ffn, H, -1, TRUE, FALSE);
+  m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+  m = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
+  scope (b, i, "bert.encoder.layer.%d.output.LayerNorm", i);
+  return gs_mg_layernorm (g, m, T, H);
+}
+
+/* BertEmbeddings: word + token type, += position, LayerNorm, dropout. */
+static int
+bert_embeddings (GsMb *b, int *word_table)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t S = b->seq, T = b->batch * S, H = c->hidden;
+  scope (b, -1, "bert.embeddings");
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int word = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  int type = gs_mg_param (g, (int64_t) c->type_vocab * H, H);
+  int pos = gs_mg_param (g, (int64_t) c->max_pos * H, H);
+  *word_table = word;
+  scope (b, -1, "bert.embeddings.word_embeddings");
+  int e = gs_mg_embedding (g, word, c->vocab, T, H);
+  scope (b, -1, "bert.embeddings.token_type_embeddings");
+  int t = gs_mg_embedding (g, type, c->type_vocab, T, H);
+  scope (b, -1, "bert.embeddings");
+  int h = gs_mg_pointwise (g, "add", GS_BW_PASS, e, t, T, H, 1, 0, FALSE);
+  scope (b, -1, "bert.embeddings.position_embeddings");
+  int p = gs_mg_embedding (g, pos, c->max_pos, S, H);
+  scope (b, -1, "bert.embeddings");
+  h = gs_mg_pointwise (g, "add_", GS_BW_ADD_BCAST, h, p, T, H, 1, 0, FALSE);
+  scope (b, -1, "bert.embeddings.LayerNorm");
+  h = gs_mg_layernorm (g, h, T, H);
+  scope (b, -1, "bert.embeddings.dropout");
+  return gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+}
+
+/* BertPooler: dense + tanh on the first token. */
+static int
+bert_pooler (GsMb *b, int h)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, H = b->cfg->hidden;
+  scope (b, -1, "bert.pooler");
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 1);      /* hidden_states[:, 0] */
+  /* The [CLS] rows are a strided view (every seq-th row); the GEMM reads
+   * them in place.  Autograd scatters their gradient back (select
+   * backward: zeros + copy). */
+  int cls = g->opt.training ? gs_mg_slice (g, h, B * H, H) : h;
+  int p = gs_mg_linear (g, "dense", cls, B, H, H, -1, TRUE, FALSE);
+  scope (b, -1, "bert.pooler.activation");
+  gs_mg_module (g);
+  return gs_mg_unary (g, "tanh", p, B, H, 8, 2, "tanh_backward");
+}
+
+/* BertPreTrainingHeads: MLM transform + decoder, NSP classifier. */
+static GsMbOut
+bert_pretraining_heads (GsMb *b, int h, int pooled, int word)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  scope (b, -1, "cls.predictions.transform");
+  gs_mg_module (g);
+  gs_mg_module (g);
+  int x = gs_mg_linear (g, "dense", h, T, H, H, -1, TRUE, FALSE);
+  x = gs_mb_act (b, c->act, x, T, H);
+  scope (b, -1, "cls.predictions.transform.LayerNorm");
+  x = gs_mg_layernorm (g, x, T, H);
+  scope (b, -1, "cls.predictions");
+  int logits = gs_mg_linear (g, "decoder", x, T, H, c->vocab, word, TRUE,
+                             FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
+  scope (b, -1, "cls");
+  int nsp = gs_mg_linear (g, "seq_relationship", pooled, b->batch, H, 2, -1,
+                          TRUE, FALSE);
+  gs_mg_val (g, nsp)->keep = TRUE;
+  return (GsMbOut) { logits, T, c->vocab };
+}
+
+GsMbOut
+gs_mb_bert (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
+  scope (b, -1, "bert");
+  gs_mg_host (g, GS_HOST_PY, 12);
+  /* attention_mask = torch.ones(B, S); extended: (1.0 - m) * finfo.min. */
+  gs_mg_fill (g, "ones", B, S);
+  gs_mg_host (g, GS_HOST_VIEW, 3);
+  gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
+  int mask = gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
+  int word;
+  int h = bert_embeddings (b, &word);
+  for (int i = 0; i < c->layers; i++)
+    h = bert_layer (b, i, h, mask);
+  int pooled = bert_pooler (b, h);
+  if (g->opt.training)
+    return bert_pretraining_heads (b, h, pooled, word);
+  scope (b, -1, "dropout");
+  pooled = gs_mg_dropout (g, pooled, B, H, c->p_resid, TRUE);
+  scope (b, -1, "classifier");
+  int logits = gs_mg_linear (g, NULL, pooled, B, H, c->num_labels, -1, TRUE,
+                             FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
+  (void) T;
+  return (GsMbOut) { logits, B, c->num_labels };
+}
+
+/* ------------------------------------------------------------ T5/Switch */
+
+typedef struct {
+  const char *stack;       /* "encoder" / "decoder" */
+  gboolean decoder;
+  int64_t seq_q;           /* this stack's query tokens */
+  int64_t past;            /* cached decoder tokens */
+  int self_mask;           /* additive mask value for self-attention */
+  int cross_mask;          /* encoder mask for cross-attention */
+  int enc_out;             /* encoder hidden states (decoder only) */
+  int self_bias;           /* position bias + mask, made by layer 0 */
+  int cross_bias;
+} T5Stack;
+
+/* T5Attention.compute_bias: relative position buckets ([Sq, Sk] int ops)
+ * looked up in the bias table; + mask makes it [B, H, Sq, Sk]. */
+static int
+t5_position_bias (GsMb *b, const T5Stack *st, int64_t sq, int64_t sk,
+                  int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  gs_mg_fill (g, "arange", 1, sq);
+  gs_mg_fill (g, "arange", 1, sk);
+  gs_mg_pointwise (g, "sub", GS_BW_NONE, -1, -1, sq, sk, 1, 0, FALSE);
+  /* _relative_position_bucket: bidirectional (encoder) or causal. */
+  static const char *const enc_ops[] = {
+    "gt", "_to_copy", "mul", "add", "abs", "lt", "_to_copy", "div", "log",
+    "div", "mul", "_to_copy", "add", "full_like", "minimum", "where", "add_"
+  };
+  static const char *const dec_ops[] = {
+    "zeros_like", "minimum", "neg", "lt", "_to_copy", "div", "log", "div",
+    "mul", "_to_copy", "add", "full_like", "minimum", "where", "add_"
+  };
+  const char *const *ops = st->decoder ? dec_ops : enc_ops;
+  guint n = st->decoder ? G_N_ELEMENTS (dec_ops) : G_N_ELEMENTS (enc_ops);
+  for (guint i = 0; i < n; i++)
+    gs_mg_pointwise (g, ops[i], GS_BW_NONE, -1, -1, sq, sk, 2,
+                     g_str_equal (ops[i], "log") ? 1 : 0, FALSE);
+  int table = gs_mg_param (g, (int64_t) c->rel_buckets * c->heads,
+                           c->heads);
+  gs_mg_module (g);
+  int bias = gs_mg_embedding (g, table, c->rel_buckets, sq * sk, c->heads);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  if (mask < 0)
+    return bias;
+  int64_t full = b->batch * c->heads * sq;
+  return gs_mg_pointwise (g, "add", GS_BW_ADD_BCAST, bias, mask, full, sk, 1,
+                          0, FALSE);
+}
+
+static int
+t5_attention (GsMb *b, T5Stack *st, int i, int x, gboolean cross)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, sq = st->seq_q, T = B * sq, H = c->hidden;
+  int64_t inner = (int64_t) c->heads * c->head_dim;
+  int64_t sk = cross ? b->enc_seq : st->past + sq;
+  gboolean cached_kv = cross && st->past > 0;   /* cross K/V from step 0 */
+  gs_mg_module (g);
+  int q = gs_mg_linear (g, "q", x, T, H, inner, -1, FALSE, FALSE);
+  int k, v;
+  if (cached_kv)
+    {
+      k = gs_mg_input (g, B * sk * inner, inner);
+      v = gs_mg_input (g, B * sk * inner, inner);
+    }
+  else
+    {
+      int src = cross ? st->enc_out : x;
+      int64_t rows = cross ? B * b->enc_seq : T;
+      k = gs_mg_linear (g, "k", src, rows, H, inner, -1, FALSE, FALSE);
+      v = gs_mg_linear (g, "v", src, rows, H, inner, -1, FALSE, FALSE);
+      if (!cross)
+        {
+          k = gs_mb_cache_cat (b, k, c->heads, c->head_dim);
+          v = gs_mb_cache_cat (b, v, c->heads, c->head_dim);
+        }
+    }
+  gs_mg_host (g, GS_HOST_VIEW, 6);
+  int *bias = cross ? &st->cross_bias : &st->self_bias;
+  if (*bias < 0)
+    {
+      int mask = cross ? st->cross_mask : st->self_mask;
+      if (cross)
+        {
+          /* No relative bias: zeros((1, H, Sq, Sk)) + mask. */
+          int z = gs_mg_fill (g, "zeros", c->heads * sq, sk);
+          *bias = mask < 0 ? z
+                  : gs_mg_pointwise (g, "add", GS_BW_NONE, z, mask,
+                                     B * c->heads * sq, sk, 1, 0, FALSE);
+        }
+      else
+        *bias = t5_position_bias (b, st, sq, sk, mask);
+    }
+  GsMbAttn a = { 0 };
+  a.heads = a.kv_heads = c->heads;
+  a.head_dim = c->head_dim;
+  a.seq_q = sq;
+  a.seq_k = sk;
+  gboolean views = st->past == 0 || cross;
+  a.copy_q = TRUE;
+  a.copy_k = a.copy_v = views && !cached_kv;
+  a.q_view = TRUE;
+  a.k_view = a.v_view = !cached_kv;
+  a.mask = -1;
+  a.bias = *bias;
+  a.softmax_float = TRUE;
+  a.p_drop = c->p_attn;
+  a.causal = st->decoder && !cross;
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  return gs_mg_linear (g, "o", ctx, T, inner, H, -1, FALSE, FALSE);
+}
+
+static int
+t5_ff (GsMb *b, const T5Stack *st, int i, int x)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * st->seq_q, H = c->hidden;
+  if (gs_hf_layer_sparse (c, i, st->decoder))
+    return gs_mb_switch_moe (b, x, T, H);
+  gs_mg_module (g);
+  if (c->gated)
+    {
+      int a = gs_mg_linear (g, "wi_0", x, T, H, c->ffn, -1, FALSE, FALSE);
+      a = gs_mb_act (b, c->act, a, T, c->ffn);
+      int l = gs_mg_linear (g, "wi_1", x, T, H, c->ffn, -1, FALSE, FALSE);
+      int m = gs_mg_pointwise (g, "mul", GS_BW_MUL, a, l, T, c->ffn, 1, 0,
+                               FALSE);
+      m = gs_mg_dropout (g, m, T, c->ffn, c->p_act, TRUE);
+      return gs_mg_linear (g, "wo", m, T, c->ffn, H, -1, FALSE, FALSE);
+    }
+  int h = gs_mg_linear (g, "wi", x, T, H, c->ffn, -1, FALSE, FALSE);
+  h = gs_mb_act (b, c->act, h, T, c->ffn);
+  h = gs_mg_dropout (g, h, T, c->ffn, c->p_act, TRUE);
+  return gs_mg_linear (g, "wo", h, T, c->ffn, H, -1, FALSE, FALSE);
+}
+
+/* One sub-layer: h + dropout(f(layer_norm(h))). */
+static int
+t5_sublayer (GsMb *b, T5Stack *st, int i, int j, int h, int kind)
+{
+  GsMg *g = b->g;
+  int64_t T = b->batch * st->seq_q, H = b->cfg->hidden;
+  scope (b, i, "%s.block.%d.layer.%d.layer_norm", st->stack, i, j);
+  gs_mg_module (g);
+  int x = gs_mb_rmsnorm (b, h, T, H);
+  int y;
+  if (kind == 2)
+    {
+      scope (b, i, "%s.block.%d.layer.%d.mlp", st->stack, i, j);
+      y = t5_ff (b, st, i, x);
+    }
+  else
+    {
+      scope (b, i, "%s.block.%d.layer.%d.%s", st->stack, i, j,
+             kind == 1 ? "EncDecAttention" : "SelfAttention");
+      y = t5_attention (b, st, i, x, kind == 1);
+    }
+  scope (b, i, "%s.block.%d.layer.%d", st->stack, i, j);
+  y = gs_mg_dropout (g, y, T, H, b->cfg->p_resid, TRUE);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, h, y, T, H, 1, 0, FALSE);
+}
+
+/* get_extended_attention_mask: m[:, None, None, :].to(dtype); (1-m)*min;
+ * the decoder's causal version first builds [B, 1, S, L]. */
+static int
+t5_mask (GsMb *b, int64_t sq, int64_t sk, gboolean causal)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch;
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  if (causal && sq > 1)
+    {
+      gs_mg_fill (g, "arange", 1, sk);
+      gs_mg_copy (g, "repeat", GS_BW_NONE, -1, B * sq, sk);
+      gs_mg_pointwise (g, "le", GS_BW_NONE, -1, -1, B * sq, sk, 1, 0, FALSE);
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B * sq, sk, 0, 0,
+                       FALSE);
+      gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B * sq, sk, 1, 0, FALSE);
+      gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, B * sq, sk, 1, 0, TRUE);
+      return gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B * sq, sk, 1, 0,
+                              TRUE);
+    }
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, sk, 0, 0, FALSE);
+  gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, B, sk, 1, 0, TRUE);
+  return gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B, sk, 1, 0, TRUE);
+}
+
+static int
+t5_stack (GsMb *b, T5Stack *st, int embed)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * st->seq_q, H = c->hidden;
+  int64_t L = st->past + st->seq_q;
+  int layers = st->decoder ? c->dec_layers : c->layers;
+  scope (b, -1, "%s", st->stack);
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_PY, 10);
+  scope (b, -1, "%s.embed_tokens", st->stack);
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  scope (b, -1, "%s", st->stack);
+  gs_mg_fill (g, "ones", b->batch, L);           /* attention_mask */
+  st->self_mask = t5_mask (b, st->seq_q, L, st->decoder);
+  if (st->decoder)
+    {
+      gs_mg_fill (g, "ones", b->batch, b->enc_seq);
+      st->cross_mask = t5_mask (b, 1, b->enc_seq, FALSE);
+    }
+  h = gs_mg_dropout (g, h, T, H, c->p_resid, TRUE);
+  for (int i = 0; i < layers; i++)
+    {
+      scope (b, i, "%s.block.%d", st->stack, i);
+      gs_mg_module (g);
+      h = t5_sublayer (b, st, i, 0, h, 0);
+      if (st->decoder)
+        h = t5_sublayer (b, st, i, 1, h, 1);
+      h = t5_sublayer (b, st, i, st->decoder ? 2 : 1, h, 2);
+    }
+  scope (b, -1, "%s.final_layer_norm", st->stack);
+  h = gs_mb_rmsnorm (b, h, T, H);
+  scope (b, -1, "%s", st->stack);
+  return gs_mg_dropout (g, h, T, H, c->p_resid, TRUE);
+}
+
+/* SwitchTransformersForConditionalGeneration computes router z-loss and
+ * load-balancing loss (output_router_logits defaults to True). */
+static void
+switch_router_losses (GsMb *b, int64_t tokens, int sparse_layers)
+{
+  GsMg *g = b->g;
+  int64_t E = b->cfg->experts;
+  if (sparse_layers <= 0)
+    return;
+  /* _unpack_router_logits (cat), router_z_loss_func (logsumexp, square,
+   * sum, mean), softmax, load_balancing_loss_func (one_hot, max, cast,
+   * means, products). */
+  static const struct { const char *name; GsOpKind kind; } ops[] = {
+    { "cat", GS_OP_COPY }, { "cat", GS_OP_COPY },
+    { "logsumexp", GS_OP_REDUCE }, { "pow", GS_OP_ELEMENTWISE },
+    { "sum", GS_OP_REDUCE }, { "div", GS_OP_ELEMENTWISE },
+    { "_softmax", GS_OP_SOFTMAX }, { "zeros", GS_OP_ELEMENTWISE },
+    { "scatter_", GS_OP_ELEMENTWISE }, { "max", GS_OP_REDUCE },
+    { "_to_copy", GS_OP_ELEMENTWISE }, { "mean", GS_OP_REDUCE },
+    { "mean", GS_OP_REDUCE }, { "mul", GS_OP_ELEMENTWISE },
+    { "mean", GS_OP_REDUCE }, { "mul", GS_OP_ELEMENTWISE },
+  };
+  int64_t n = tokens * sparse_layers;
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    switch (ops[i].kind)
+      {
+      case GS_OP_COPY:
+        gs_mg_copy (g, ops[i].name, GS_BW_NONE, -1, n, E);
+        break;
+      case GS_OP_REDUCE:
+        gs_mg_reduce (g, ops[i].name, GS_BW_NONE, -1, n, E, 1);
+        break;
+      case GS_OP_SOFTMAX:
+        gs_mg_softmax (g, -1, n, E);
+        break;
+      default:
+        gs_mg_pointwise (g, ops[i].name, GS_BW_NONE, -1, -1, n, E, 2, 0,
+                         FALSE);
+      }
+}
+
+static int
+count_sparse (const GsHfConfig *c, int layers, gboolean decoder)
+{
+  int n = 0;
+  for (int i = 0; i < layers; i++)
+    n += gs_hf_layer_sparse (c, i, decoder);
+  return n;
+}
+
+GsMbOut
+gs_mb_t5 (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t H = c->hidden;
+  scope (b, -1, "shared");
+  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  T5Stack enc = { "encoder", FALSE, b->enc_seq, 0, -1, -1, -1, -1, -1 };
+  int enc_out;
+  if (b->decoder_only)   /* a decode step: the encoder ran at prefill */
+    enc_out = gs_mg_input (g, b->batch * b->enc_seq * H, H);
+  else
+    enc_out = t5_stack (b, &enc, embed);
+  T5Stack dec = { "decoder", TRUE, b->seq, b->past, -1, -1, enc_out, -1, -1 };
+  int h = t5_stack (b, &dec, embed);
+  int64_t T = b->batch * b->seq;
+  scope (b, -1, "lm_head");
+  if (c->tie_embeddings)   /* sequence_output * d_model ** -0.5 */
+    h = gs_mg_pointwise (g, "mul", GS_BW_SCALE, h, -1, T, H, 1, 0, TRUE);
+  int logits = gs_mg_linear (g, NULL, h, T, H, c->vocab,
+                             c->tie_embeddings ? embed : -1, FALSE, FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
+  if (c->family == GS_HF_SWITCH)
+    {
+      scope (b, -1, "router_losses");
+      if (!b->decoder_only)
+        switch_router_losses (b, b->batch * b->enc_seq,
+                              count_sparse (c, c->layers, FALSE));
+      switch_router_losses (b, T, count_sparse (c, c->dec_layers, TRUE));
+    }
+  return (GsMbOut) { logits, T, c->vocab };
+}

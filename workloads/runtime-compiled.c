@@ -1,0 +1,396 @@
+/* gpusim: the compiled runtime (torch.compile with Inductor, PyTorch 2.1
+ * defaults).
+ *
+ * What Inductor does with a Transformer graph, as modelled here:
+ *  - GEMMs (mm, addmm, bmm) and fused attention stay library calls
+ *    (extern_kernels.*); ops Inductor cannot generate (nonzero, sort,
+ *    topk, cumsum) fall back to their eager kernels.
+ *  - everything else is generated Triton code.  Its scheduler fuses a
+ *    node into the kernel before it when they share a buffer (a producer
+ *    feeds it, or both read the same input) and their iteration spaces
+ *    match: the same number of elements, or the rows of a row reduction
+ *    (layer norm's statistics, softmax's max and sum) that the kernel
+ *    already computes.  A reduction over the other axis (a bias or weight
+ *    gradient summed over tokens) starts a new kernel.
+ *  - views and permutes become index arithmetic: the copies eager matmul
+ *    needs fold into the kernel producing the operand when there is one.
+ *  - 0-dim constants (torch.full([], c)) are folded into the kernel.
+ *  - a fused kernel reads each outside buffer once and writes only what
+ *    a later kernel reads.  In training, the partitioner (min-cut
+ *    rematerialization) saves the inputs of pointwise chains and
+ *    recomputes the chain in the backward kernel; dropout masks are saved.
+ */
+#include "config.h"
+#include "workloads/runtime.h"
+
+#include <string.h>
+
+typedef struct {
+  GsMg *g;
+  int *alias;            /* value -> the value it views */
+  guint *last_fwd;       /* last forward node reading a value (+1; 0: none) */
+  guint *last_all;       /* last node of any phase reading it (+1) */
+  int *group_of;         /* value -> group producing it (-1: none) */
+  int *recompute;        /* unwritten forward value -> what is read instead
+                          * (-2: written) */
+  GsRtPlan *plan;
+  int n_groups;
+  double pending_ns;
+} Fuse;
+
+typedef struct {
+  guint first, last;     /* node index range */
+  GArray *members;       /* guint node indices */
+  int64_t numel;         /* iteration space */
+  int64_t red_rows;      /* rows of its row reduction (0: none) */
+  gboolean col_reduce;   /* has a reduction over rows (to columns) */
+  GsPhase phase;
+  int layer;
+} Group;
+
+static int
+root (const Fuse *f, int v)
+{
+  return v < 0 ? v : f->alias[v];
+}
+
+static gboolean
+is_fallback (const GsOp *op)
+{
+  static const char *const names[] = {
+    "nonzero", "nonzero_select", "radix_sort_pairs", "topk", "cumsum"
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (strcmp (op->name, names[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+is_extern (const GsOp *op)
+{
+  return op->kind == GS_OP_GEMM || op->kind == GS_OP_ATTENTION
+         || op->kind == GS_OP_OPTIMIZER || is_fallback (op);
+}
+
+/* Scatters (index_put, embedding backward) get a kernel of their own. */
+static gboolean
+is_solo (const GsOp *op)
+{
+  return (op->kind == GS_OP_EMBEDDING && strcmp (op->name, "embedding") != 0)
+         || strcmp (op->name, "scatter_") == 0;
+}
+
+static int64_t
+node_numel (const GsOp *op)
+{
+  return op->rows * op->cols;
+}
+
+/* ----------------------------------------------------------- analysis */
+
+static void
+analyse (Fuse *f)
+{
+  GsMg *g = f->g;
+  guint nv = g->values->len;
+  f->alias = g_new (int, nv);
+  f->last_fwd = g_new0 (guint, nv);
+  f->last_all = g_new0 (guint, nv);
+  f->group_of = g_new (int, nv);
+  f->recompute = g_new (int, nv);
+  for (guint v = 0; v < nv; v++)
+    {
+      f->alias[v] = (int) v;
+      f->group_of[v] = -1;
+      f->recompute[v] = -2;
+    }
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const GsMgNode *n = gs_mg_node (g, i);
+      if (n->op.kind == GS_OP_KIND_COUNT)
+        {
+          if (n->out >= 0 && n->n_in > 0 && n->in[0] >= 0)
+            f->alias[n->out] = f->alias[n->in[0]];
+          continue;
+        }
+      for (int j = 0; j < n->n_in; j++)
+        {
+          int r = root (f, n->in[j]);
+          if (r < 0)
+            continue;
+          f->last_all[r] = i + 1;
+          if (n->op.phase == GS_PHASE_FORWARD)
+            f->last_fwd[r] = i + 1;
+        }
+    }
+}
+
+/* ------------------------------------------------------------- grouping */
+
+static gboolean
+shares_buffer (const Fuse *f, const Group *grp, const GsMgNode *n,
+               int grp_id)
+{
+  if (n->n_in == 0)
+    return TRUE;                 /* a generated constant/mask: free to join */
+  for (int j = 0; j < n->n_in; j++)
+    {
+      int r = root (f, n->in[j]);
+      if (r < 0)
+        continue;
+      if (f->group_of[r] == grp_id)
+        return TRUE;
+      for (guint m = 0; m < grp->members->len; m++)
+        {
+          const GsMgNode *o = gs_mg_node (f->g, g_array_index (grp->members,
+                                                               guint, m));
+          for (int k = 0; k < o->n_in; k++)
+            if (root (f, o->in[k]) == r)
+              return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static gboolean
+can_join (const Fuse *f, const Group *grp, const GsMgNode *n, int grp_id)
+{
+  const GsOp *op = &n->op;
+  if (grp->members->len == 0)
+    return FALSE;
+  if (op->phase != grp->phase || is_solo (op) || grp->members->len >= 64)
+    return FALSE;
+  int64_t numel = node_numel (op);
+  gboolean fits = numel == grp->numel
+                  || (grp->red_rows > 0 && numel == grp->red_rows);
+  if (!fits)
+    return FALSE;
+  gboolean col = op->kind == GS_OP_REDUCE && op->reduce_dim == 0;
+  gboolean row = (op->kind == GS_OP_REDUCE && op->reduce_dim == 1)
+                 || op->kind == GS_OP_NORM || op->kind == GS_OP_SOFTMAX;
+  if ((col && grp->red_rows > 0) || (row && grp->col_reduce)
+      || (col && grp->col_reduce))
+    return FALSE;
+  return shares_buffer (f, grp, n, grp_id);
+}
+
+static void
+group_add (Fuse *f, Group *grp, guint i)
+{
+  const GsMgNode *n = gs_mg_node (f->g, i);
+  const GsOp *op = &n->op;
+  if (grp->members->len == 0)
+    {
+      grp->first = i;
+      grp->numel = node_numel (op);
+      grp->red_rows = 0;
+      grp->col_reduce = FALSE;
+      grp->phase = op->phase;
+      grp->layer = op->layer;
+    }
+  grp->last = i;
+  g_array_append_val (grp->members, i);
+  if ((op->kind == GS_OP_REDUCE && op->reduce_dim == 1)
+      || op->kind == GS_OP_NORM || op->kind == GS_OP_SOFTMAX)
+    grp->red_rows = op->rows;
+  if (op->kind == GS_OP_REDUCE && op->reduce_dim == 0)
+    grp->col_reduce = TRUE;
+  if (n->out >= 0)
+    f->group_of[root (f, n->out)] = f->n_groups;
+}
+
+/* -------------------------------------------------------------- emission */
+
+/* Is a value the group produced needed after it? */
+static gboolean
+written (const Fuse *f, const Group *grp, const GsMgNode *n)
+{
+  int r = root (f, n->out);
+  if (r < 0)
+    return FALSE;
+  const GsMgValue *v = gs_mg_val (f->g, r);
+  guint last = grp->phase == GS_PHASE_FORWARD ? f->last_fwd[r]
+                                              : f->last_all[r];
+  if (v->keep || last > grp->last + 1)
+    return TRUE;
+  /* Dropout masks are saved for backward (random: not recomputable). */
+  return grp->phase == GS_PHASE_FORWARD && f->last_all[r] > grp->last + 1
+         && strcmp (n->op.name, "native_dropout") == 0;
+}
+
+static void
+add_read (Fuse *f, int r, int64_t numel, GArray *seen, int *full, int *small)
+{
+  if (r < 0)
+    return;
+  if (f->recompute[r] != -2)          /* not written: read its source */
+    r = f->recompute[r];
+  if (r < 0)
+    return;
+  for (guint k = 0; k < seen->len; k++)
+    if (g_array_index (seen, int, k) == r)
+      return;
+  g_array_append_val (seen, r);
+  if (gs_mg_val (f->g, r)->elems >= numel)
+    (*full)++;
+  else
+    (*small)++;
+}
+
+static void
+emit_group (Fuse *f, Group *grp)
+{
+  GsMg *g = f->g;
+  int gid = f->n_groups;
+  g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (int));
+  g_autoptr (GString) names = g_string_new (NULL);
+  int full = 0, small = 0, outs = 0, first_in = -1;
+  double alu = 0, sfu = 0;
+  const GsOp *shape = NULL;
+  for (guint m = 0; m < grp->members->len; m++)
+    {
+      const GsMgNode *n = gs_mg_node (g, g_array_index (grp->members, guint,
+                                                        m));
+      int ids = 0;
+      for (int j = 0; j < n->n_in; j++)
+        {
+          int r = root (f, n->in[j]);
+          if (r < 0 || f->group_of[r] == gid)
+            continue;
+          ids++;
+          if (first_in < 0 && gs_mg_val (g, r)->elems >= grp->numel)
+            first_in = r;
+          add_read (f, r, grp->numel, seen, &full, &small);
+        }
+      if (ids == 0 && n->n_in == 0)
+        full += n->op.n_in;
+      if (written (f, grp, n))
+        outs++;
+      double w = (double) node_numel (&n->op) / (double) grp->numel;
+      alu += n->op.alu_per_elem * w;
+      sfu += n->op.sfu_per_elem * w;
+      g_string_append_printf (names, "%s%s", m ? "+" : "", n->op.name);
+      if (shape == NULL || n->op.kind == GS_OP_NORM
+          || n->op.kind == GS_OP_SOFTMAX
+          || (n->op.kind == GS_OP_REDUCE && shape->kind == GS_OP_ELEMENTWISE))
+        shape = &n->op;
+    }
+  /* Values produced here and not written are recomputed from the group's
+   * input by whoever needs them later (backward). */
+  for (guint m = 0; m < grp->members->len; m++)
+    {
+      const GsMgNode *n = gs_mg_node (g, g_array_index (grp->members, guint,
+                                                        m));
+      if (n->out >= 0 && !written (f, grp, n))
+        f->recompute[root (f, n->out)] = first_in;
+    }
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_FUSED;
+  gboolean red = grp->red_rows > 0 || grp->col_reduce;
+  op.name = g_strdup_printf ("triton_%s_fused", red ? "red" : "poi");
+  op.fused = g_string_free (g_steal_pointer (&names), FALSE);
+  op.tag = g_strdup (shape->tag);
+  op.dtype = shape->dtype;
+  op.phase = grp->phase;
+  op.layer = grp->layer;
+  op.rows = grp->red_rows > 0 ? grp->red_rows : shape->rows;
+  op.cols = grp->numel / op.rows;
+  op.reduce_dim = grp->col_reduce ? 0 : 1;
+  op.n_in = full;
+  op.n_small_in = small;
+  op.n_out = MAX (outs, 1);
+  op.alu_per_elem = alu;
+  op.sfu_per_elem = sfu;
+  g_array_append_val (f->plan->ops, op);
+  double ns = f->pending_ns + gs_rt_host_ns (GS_HOST_OP, GS_RUNTIME_COMPILED);
+  g_array_append_val (f->plan->host_ns, ns);
+  guint call = gs_mg_node (g, grp->first)->call;
+  g_array_append_val (f->plan->call, call);
+  f->pending_ns = 0;
+  f->n_groups++;
+}
+
+static void
+emit_extern (Fuse *f, const GsMgNode *n)
+{
+  GsOp op;
+  gs_op_copy (&op, &n->op);
+  g_array_append_val (f->plan->ops, op);
+  double ns = f->pending_ns + gs_rt_host_ns (GS_HOST_GEMM,
+                                             GS_RUNTIME_COMPILED);
+  if (n->host == GS_HOST_SYNC)
+    ns += gs_rt_host_ns (GS_HOST_SYNC, GS_RUNTIME_COMPILED);
+  g_array_append_val (f->plan->host_ns, ns);
+  g_array_append_val (f->plan->call, n->call);
+  f->pending_ns = 0;
+}
+
+static void
+flush (Fuse *f, Group *grp)
+{
+  if (grp->members->len > 0)
+    emit_group (f, grp);
+  g_array_set_size (grp->members, 0);
+}
+
+/* A 0-dim constant Inductor folds into its consumer. */
+static gboolean
+is_constant (const GsMgNode *n)
+{
+  return n->op.kind == GS_OP_ELEMENTWISE && n->n_in == 0
+         && node_numel (&n->op) <= 1 && n->op.phase == GS_PHASE_FORWARD;
+}
+
+void
+gs_rt_compiled (GsMg *g, GsRtPlan *plan)
+{
+  Fuse f = { 0 };
+  f.g = g;
+  f.plan = plan;
+  analyse (&f);
+  Group grp = { 0 };
+  grp.members = g_array_new (FALSE, FALSE, sizeof (guint));
+  GsPhase phase = GS_PHASE_COUNT;
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const GsMgNode *n = gs_mg_node (g, i);
+      if (n->op.kind == GS_OP_KIND_COUNT)
+        {
+          /* Python glue is gone; reads of device data and graph entries
+           * (model calls, the backward graph) remain. */
+          if (n->host == GS_HOST_SYNC || n->host == GS_HOST_GRAPH)
+            {
+              flush (&f, &grp);
+              f.pending_ns += gs_rt_host_ns (n->host, GS_RUNTIME_COMPILED);
+            }
+          continue;
+        }
+      if (n->op.phase != phase)
+        {
+          flush (&f, &grp);
+          phase = n->op.phase;
+        }
+      if (is_constant (n))
+        continue;
+      if (is_extern (&n->op))
+        {
+          flush (&f, &grp);
+          emit_extern (&f, n);
+          continue;
+        }
+      if (!can_join (&f, &grp, n, f.n_groups))
+        flush (&f, &grp);
+      group_add (&f, &grp, i);
+      if (is_solo (&n->op))
+        flush (&f, &grp);
+    }
+  flush (&f, &grp);
+  g_array_unref (grp.members);
+  g_free (f.alias);
+  g_free (f.last_fwd);
+  g_free (f.last_all);
+  g_free (f.group_of);
+  g_free (f.recompute);
+}
