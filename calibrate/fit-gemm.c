@@ -13,6 +13,12 @@
 #define ITERATIONS 14
 /* Percentage points of error a memory efficiency below 1 must win. */
 #define MEMORY_GAIN 0.1
+/* A family needs this many training rows to fit its memory efficiency
+ * and latency hiding (fewer rows: efficiency and fixed cost only). */
+#define MIN_ROWS_DETAIL 20
+/* A block's prologue (first stage's loads: a DRAM round trip) and
+ * epilogue (its tile's stores) take a few microseconds at most. */
+#define MAX_BLOCK_FIXED_NS 5000.0
 
 /* One measured GEMM. */
 typedef struct {
@@ -41,8 +47,8 @@ gs_fit_gemm_options_init (GsFitGemmOptions *opt)
 {
   memset (opt, 0, sizeof *opt);
   opt->rounds = 3;
-  opt->tree_depth = 14;
-  opt->tree_min_leaf = 2;
+  opt->tree_depth = 10;
+  opt->tree_min_leaf = 1;
   opt->fit_clock = TRUE;
 }
 
@@ -225,6 +231,14 @@ try_mem (double x, void *data)
 }
 
 static double
+try_ilp (double x, void *data)
+{
+  Ctx *c = data;
+  family_params (c)->ilp = pow (2, x);
+  return family_error (c);
+}
+
+static double
 try_fixed (double x, void *data)
 {
   Ctx *c = data;
@@ -233,18 +247,27 @@ try_fixed (double x, void *data)
 }
 
 static void
-fit_family (Ctx *c, const char *family)
+fit_family (Ctx *c, const char *family, int rows)
 {
   c->family = family;
   GsGemmFamily *f = family_params (c);
   f->eff_compute = gs_fit_golden (try_eff, c, 0.05, 1.0, ITERATIONS, NULL);
-  f->block_fixed_ns = gs_fit_golden (try_fixed, c, 0, 20000, ITERATIONS,
-                                     NULL);
+  f->block_fixed_ns = gs_fit_golden (try_fixed, c, 0, MAX_BLOCK_FIXED_NS,
+                                     ITERATIONS, NULL);
+  if (rows < MIN_ROWS_DETAIL)
+    {
+      family_error (c);
+      return;
+    }
   /* Memory efficiency only where it pays: a family whose rows never wait
    * on memory keeps 1 rather than an arbitrary value. */
   double at_one = try_mem (1.0, c), best;
   double m = gs_fit_golden (try_mem, c, 0.05, 1.0, ITERATIONS, &best);
   f->eff_memory = best < at_one - MEMORY_GAIN ? m : 1.0;
+  /* Latency hiding likewise: keep the default unless it pays. */
+  double ilp0 = f->ilp, at_default = try_ilp (log2 (ilp0), c);
+  double l = gs_fit_golden (try_ilp, c, 0, 4, ITERATIONS, &best);
+  f->ilp = best < at_default - MEMORY_GAIN ? pow (2, l) : ilp0;
   f->eff_compute = gs_fit_golden (try_eff, c, 0.05, 1.0, ITERATIONS, NULL);
   family_error (c);        /* leave the cached times at the chosen values */
 }
@@ -330,14 +353,16 @@ fit_mapping (Ctx *c)
 }
 
 static void
-descend (Ctx *c, GPtrArray *families, int rounds)
+descend (Ctx *c, GPtrArray *families, GHashTable *counts, int rounds)
 {
   refresh_all (c);
   fit_mapping (c);
   for (int r = 0; r < rounds && c->error == NULL; r++)
     {
       for (guint i = 0; i < families->len && c->error == NULL; i++)
-        fit_family (c, families->pdata[i]);
+        fit_family (c, families->pdata[i],
+                    GPOINTER_TO_INT (g_hash_table_lookup (counts,
+                                                          families->pdata[i])));
       fit_mapping (c);
     }
 }
@@ -407,20 +432,6 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
       GArray *ex = v;
       GsGemmTree *t = gs_fit_tree_learn ((GsTreeExample *) ex->data, ex->len,
                                          &to);
-      if (g_getenv ("GS_DEBUG_TREE"))
-        {
-          guint bad = 0, bads = 0;
-          for (guint i = 0; i < ex->len; i++)
-            {
-              GsTreeExample *e = &g_array_index (ex, GsTreeExample, i);
-              int sp;
-              const char *l = gs_gemm_tree_eval (t, e->f, &sp);
-              bad += strcmp (l, e->label) != 0;
-              bads += sp != e->split;
-            }
-          g_printerr ("tree %s: %u examples, %u nodes, %u wrong family, %u wrong split\n",
-                      (char *) k, ex->len, gs_gemm_tree_size (t), bad, bads);
-        }
       g_hash_table_insert (c->params->trees, g_strdup (k), t);
     }
 }
@@ -520,10 +531,10 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
       g_autoptr (GPtrArray) families = families_of (c.train, counts);
       if (!opt.trees_only)
         {
-          descend (&c, families, opt.rounds > 0 ? opt.rounds : 3);
+          descend (&c, families, counts, opt.rounds > 0 ? opt.rounds : 3);
           if (opt.fit_clock && c.error == NULL
               && fit_clock (&c, families, counts))
-            descend (&c, families, 1);
+            descend (&c, families, counts, 1);
         }
       learn_trees (&c, &opt);
       if (c.error == NULL)

@@ -29,9 +29,9 @@
 #define GS_FIT_GEMM_BEST_EFF 0.97
 
 typedef struct {
-  int rounds;              /* coordinate-descent rounds (0: 3) */
-  int tree_depth;          /* selection tree depth (0: 14) */
-  int tree_min_leaf;       /* examples per leaf (0: 2) */
+  int rounds;              /* coordinate-descent rounds (default 3) */
+  int tree_depth;          /* selection tree depth (default 10) */
+  int tree_min_leaf;       /* examples per leaf (default 1) */
   gboolean fit_clock;      /* attribute the best family's shortfall to the clock */
   gboolean trees_only;     /* keep the arch's fitted parameters, relearn the trees */
 } GsFitGemmOptions;

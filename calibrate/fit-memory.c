@@ -96,6 +96,40 @@ median_of (GPtrArray *group, GsMemParams *params, size_t offset,
   return median (v, group->len);
 }
 
+/* Donors of the compute capability nearest the target's (the row
+ * kernels' code, occupancy and latencies follow the SM generation). */
+static GPtrArray *
+donors_nearest_cc (GPtrArray *donors, const GsArch *target)
+{
+  int best = G_MAXINT;
+  for (guint i = 0; i < donors->len; i++)
+    best = MIN (best, ABS (((GsArch *) donors->pdata[i])->compute_capability
+                           - target->compute_capability));
+  GPtrArray *out = g_ptr_array_new ();
+  for (guint i = 0; i < donors->len; i++)
+    if (ABS (((GsArch *) donors->pdata[i])->compute_capability
+             - target->compute_capability) == best)
+      g_ptr_array_add (out, donors->pdata[i]);
+  return out;
+}
+
+static GsMemParams *
+load_params (GPtrArray *group)
+{
+  GsMemParams *p = g_new (GsMemParams, group->len);
+  for (guint i = 0; i < group->len; i++)
+    gs_mem_params_load (&p[i], group->pdata[i], NULL);
+  return p;
+}
+
+static void
+append_names (GString *s, const char *what, GPtrArray *group)
+{
+  g_string_append_printf (s, "%s from", what);
+  for (guint i = 0; i < group->len; i++)
+    g_string_append_printf (s, " %s", ((GsArch *) group->pdata[i])->name);
+}
+
 gboolean
 gs_fit_memory_transfer (GsArch *target, GPtrArray *donors,
                         GsMemParams *params, GString *method, GError **error)
@@ -110,16 +144,11 @@ gs_fit_memory_transfer (GsArch *target, GPtrArray *donors,
     }
   g_autoptr (GPtrArray) mem = donors_like (donors, target, is_hbm);
   g_autoptr (GPtrArray) l2 = donors_like (donors, target, partitioned_l2);
+  g_autoptr (GPtrArray) sm = donors_nearest_cc (donors, target);
   g_autoptr (GPtrArray) all = donors_like (donors, target, NULL);
-  g_autofree GsMemParams *pm = g_new (GsMemParams, mem->len);
-  g_autofree GsMemParams *pl = g_new (GsMemParams, l2->len);
-  g_autofree GsMemParams *pa = g_new (GsMemParams, all->len);
-  for (guint i = 0; i < mem->len; i++)
-    gs_mem_params_load (&pm[i], mem->pdata[i], NULL);
-  for (guint i = 0; i < l2->len; i++)
-    gs_mem_params_load (&pl[i], l2->pdata[i], NULL);
-  for (guint i = 0; i < all->len; i++)
-    gs_mem_params_load (&pa[i], all->pdata[i], NULL);
+  g_autofree GsMemParams *pl = load_params (l2);
+  g_autofree GsMemParams *ps = load_params (sm);
+  g_autofree GsMemParams *pa = load_params (all);
 
 #define CAL(group, field) \
   median_of (group, NULL, offsetof (GsArch, cal) \
@@ -127,23 +156,41 @@ gs_fit_memory_transfer (GsArch *target, GPtrArray *donors,
 #define LIB(group, arr, field) \
   median_of (group, arr, offsetof (GsMemParams, field), FALSE)
 
-  /* DRAM behaviour follows the memory technology. */
+  /* DRAM efficiency follows the memory technology. */
   target->cal.dram_eff = CAL (mem, dram_eff);
-  target->cal.mlp_bytes_per_warp = CAL (mem, mlp_bytes_per_warp);
   /* L2 behaviour follows the L2's organisation. */
   target->cal.l2_eff = CAL (l2, l2_eff);
-  /* Per-kernel costs: the median of all. */
-  target->cal.block_fixed_ns = CAL (all, block_fixed_ns);
+  /* Latencies, the row kernels' occupancy and costs: the SM generation. */
+  target->cal.mlp_bytes_per_warp = CAL (sm, mlp_bytes_per_warp);
+  target->cal.block_fixed_ns = CAL (sm, block_fixed_ns);
+  /* Per-kernel launch costs: every donor. */
   target->cal.kernel_fixed_us = CAL (all, kernel_fixed_us);
   target->cal.launch_us = CAL (all, launch_us);
   target->cal.mem_overlap = CAL (all, mem_overlap);
 
   gs_mem_params_init (params);
   for (int f = 0; f < GS_MEM_FAM_COUNT; f++)
-    params->eff[f] = LIB (mem, pm, eff[f]);
+    params->eff[f] = LIB (sm, ps, eff[f]);
   params->l2_keep = LIB (l2, pl, l2_keep);
-  params->l1_keep = LIB (all, pa, l1_keep);
-  params->row_sector_bytes = LIB (all, pa, row_sector_bytes);
+  params->l1_keep = LIB (sm, ps, l1_keep);
+  params->row_sector_bytes = LIB (sm, ps, row_sector_bytes);
+  params->row_ops_layer_norm = LIB (sm, ps, row_ops_layer_norm);
+  params->row_ops_softmax_block = LIB (sm, ps, row_ops_softmax_block);
+  params->row_ops_softmax_warp = LIB (sm, ps, row_ops_softmax_warp);
+  params->block_ns_layer_norm = LIB (sm, ps, block_ns_layer_norm);
+  params->block_ns_softmax_block = LIB (sm, ps, block_ns_softmax_block);
+  params->block_ns_softmax_warp = LIB (sm, ps, block_ns_softmax_warp);
+  /* Register counts: the nearest generation's largest (a conservative
+   * occupancy; the median of integers need not be one of them). */
+  for (guint i = 0; i < sm->len; i++)
+    {
+      params->regs_layer_norm = MAX (i ? params->regs_layer_norm : 0,
+                                     ps[i].regs_layer_norm);
+      params->regs_softmax_block = MAX (i ? params->regs_softmax_block : 0,
+                                        ps[i].regs_softmax_block);
+      params->regs_softmax_warp = MAX (i ? params->regs_softmax_warp : 0,
+                                       ps[i].regs_softmax_warp);
+    }
   /* Host costs belong to the host and the framework, not the GPU. */
   for (int h = 0; h < GS_MEM_HOST_COUNT; h++)
     {
@@ -154,17 +201,14 @@ gs_fit_memory_transfer (GsArch *target, GPtrArray *donors,
 #undef CAL
 #undef LIB
 
-  g_string_append_printf (method, "memory calibration transferred (no "
-                          "measured memory-bound ops): DRAM from");
-  for (guint i = 0; i < mem->len; i++)
-    g_string_append_printf (method, " %s", ((GsArch *) mem->pdata[i])->name);
-  g_string_append (method, ", L2 from");
-  for (guint i = 0; i < l2->len; i++)
-    g_string_append_printf (method, " %s", ((GsArch *) l2->pdata[i])->name);
-  g_string_append (method, ", host and per-kernel costs from all");
+  g_string_append (method, "memory calibration transferred (no measured "
+                           "memory-bound ops): ");
+  append_names (method, "DRAM efficiency", mem);
+  append_names (method, ", L2", l2);
+  append_names (method, ", latencies and row kernels", sm);
+  append_names (method, ", host costs (median)", all);
   return TRUE;
 }
-
 
 /* ------------------------------------------------------------------ fit */
 
@@ -558,6 +602,8 @@ coords (MemFit *m, Coord *c)
                      384, 1024, TRUE, NULL, G_ALL };
   c[n++] = (Coord) { "block_fixed_ns", &cal->block_fixed_ns, NULL, 0, 2000,
                      FALSE, NULL, G_ALL };
+  c[n++] = (Coord) { "l1_keep", &p->l1_keep, NULL, 0.1, 1.0, FALSE, NULL,
+                     G_LN | G_SM };
   c[n++] = (Coord) { "regs.layer_norm", NULL, &p->regs_layer_norm, 0, 0,
                      FALSE, regs_choices, G_LN };
   c[n++] = (Coord) { "row_ops.layer_norm", &p->row_ops_layer_norm, NULL, 0,
@@ -565,23 +611,23 @@ coords (MemFit *m, Coord *c)
   c[n++] = (Coord) { "block_ns.layer_norm", &p->block_ns_layer_norm, NULL,
                      0, 20000, FALSE, NULL, G_LN };
   c[n++] = (Coord) { "eff.layer_norm", &p->eff[GS_MEM_FAM_LAYER_NORM], NULL,
-                     0.4, 1.0, FALSE, NULL, G_LN };
+                     0.7, 1.0, FALSE, NULL, G_LN };
   c[n++] = (Coord) { "regs.softmax_block", NULL, &p->regs_softmax_block, 0,
                      0, FALSE, regs_choices, G_SM };
   c[n++] = (Coord) { "row_ops.softmax_block", &p->row_ops_softmax_block,
                      NULL, 0, 4000, FALSE, NULL, G_SM };
   c[n++] = (Coord) { "block_ns.softmax_block", &p->block_ns_softmax_block,
                      NULL, 0, 20000, FALSE, NULL, G_SM };
-  c[n++] = (Coord) { "eff.softmax_block", &p->eff[GS_MEM_FAM_SOFTMAX_BLOCK],
-                     NULL, 0.4, 1.0, FALSE, NULL, G_SM };
+  c[n++] = (Coord) { "eff.softmax_block", &p->eff[GS_MEM_FAM_SOFTMAX_BLOCK], NULL,
+                     0.7, 1.0, FALSE, NULL, G_SM };
   c[n++] = (Coord) { "regs.softmax_warp", NULL, &p->regs_softmax_warp, 0, 0,
                      FALSE, regs_choices, G_SM };
   c[n++] = (Coord) { "row_ops.softmax_warp", &p->row_ops_softmax_warp, NULL,
                      0, 2000, FALSE, NULL, G_SM };
   c[n++] = (Coord) { "block_ns.softmax_warp", &p->block_ns_softmax_warp,
                      NULL, 0, 20000, FALSE, NULL, G_SM };
-  c[n++] = (Coord) { "eff.softmax_warp", &p->eff[GS_MEM_FAM_SOFTMAX_WARP],
-                     NULL, 0.4, 1.0, FALSE, NULL, G_SM };
+  c[n++] = (Coord) { "eff.softmax_warp", &p->eff[GS_MEM_FAM_SOFTMAX_WARP], NULL,
+                     0.7, 1.0, FALSE, NULL, G_SM };
   return n;
 }
 

@@ -150,6 +150,7 @@ render_params (const GsFit *fit, GString *out)
         skip |= strcmp (key, provenance[j]) == 0;
       if (skip)
         continue;
+      gsize start = out->len;
       g_string_append_printf (out, "  %s = ", key);
       if (p->type == GS_PARAM_DOUBLE)
         append_float (out, gs_param_get_number (p, fit->arch));
@@ -158,8 +159,9 @@ render_params (const GsFit *fit, GString *out)
           g_autofree char *v = gs_param_format (p, fit->arch);
           g_string_append (out, v);
         }
-      g_string_append_printf (out, ";%*s# %s%s%s\n",
-                              (int) MAX (1, 24 - (int) strlen (key)), "",
+      g_string_append_c (out, ';');
+      int used = (int) (out->len - start);
+      g_string_append_printf (out, "%*s# %s%s%s\n", MAX (1, 34 - used), "",
                               p->desc, p->unit && *p->unit ? ", " : "",
                               p->unit ? p->unit : "");
     }

@@ -274,12 +274,19 @@ block_model (const GsArch *a, double clock_hz, const GsKernel *k,
    * pipe is named rather than the issue slots feeding it. */
   double t_comp = t_dep;
   GsBound comp_b = GS_BOUND_LATENCY;
+  /* A warp issues only to its own SM sub-partition's pipes: a block of
+   * fewer warps than schedulers reaches only that share of each pipe
+   * (shared memory and L1 are one per SM). */
+  double part_share = (double) a->schedulers / MIN (warps, a->schedulers);
   for (int r = R_FP32; r <= R_LSU; r++)
-    if (D[r] > t_comp)
-      {
-        t_comp = D[r];
-        comp_b = (GsBound) r;
-      }
+    {
+      double t = r == R_LSU ? D[r] : D[r] * part_share;
+      if (t > t_comp)
+        {
+          t_comp = t;
+          comp_b = (GsBound) r;
+        }
+    }
   if (t_issue_self > t_comp * (1 + 1e-9))
     {
       t_comp = t_issue_self;
@@ -837,10 +844,12 @@ finish_result (GsGpu *g, Run *r)
   GsKernelResult *res = &r->res;
   double span = (double) (res->end - r->begin);
   double denom = span * g->nsm;
-  res->achieved_occupancy = denom > 0
-    ? r->warp_time / (denom * MIN (g->arch->max_warps,
-                                   g->arch->max_threads / g->arch->warp_size))
-    : 0;
+  /* Achieved occupancy as profilers report it: resident warps over the
+   * SM's limit, averaged over the time each SM had a block of the kernel. */
+  int max_warps = MIN (g->arch->max_warps,
+                       g->arch->max_threads / g->arch->warp_size);
+  res->achieved_occupancy = r->busy_time > 0
+    ? r->warp_time / (r->busy_time * max_warps) : 0;
   res->sm_busy = denom > 0 ? r->busy_time / denom : 0;
   double tot = 0;
   for (int b = 0; b < GS_BOUND_COUNT; b++)

@@ -97,7 +97,8 @@ typedef struct {
   GsOccupancy occ;         /* theoretical */
   int waves;               /* simulated: most block generations on one SM */
   double waves_exact;      /* blocks / (blocks per SM x SMs) */
-  double achieved_occupancy; /* time-averaged resident warps / max warps */
+  double achieved_occupancy; /* resident warps / max warps, averaged over
+                              the SM-time the kernel has a block resident */
   double sm_busy;          /* SM-time with a block resident / (SMs x time) */
   double bound_share[GS_BOUND_COUNT]; /* block-time share of each bound */
   GsBound bound;           /* the dominant one */

@@ -339,8 +339,6 @@ kern_model (Sim *s, Kern *kn, GError **error)
 double
 gs_warp_kernel_instructions (const GsArch *a, const GsKernel *k)
 {
-  int threads = (int) gs_kernel_threads_per_block (k);
-  int warps = (threads + a->warp_size - 1) / a->warp_size;
   const GsWork *w = &k->work;
   double mlp_bytes = a->cal.mlp_bytes_per_warp > 0 ? a->cal.mlp_bytes_per_warp
                                                    : GS_DEFAULT_MLP_BYTES;
@@ -357,8 +355,7 @@ gs_warp_kernel_instructions (const GsArch *a, const GsKernel *k)
   else
     for (guint i = 0; i < k->n_variants; i++)
       blocks += (double) k->variants[i].count * k->variants[i].scale;
-  /* Every warp issues at least its rounded share. */
-  return MAX (per_block, warps) * blocks;
+  return per_block * blocks;
 }
 
 /* -------------------------------------------------------------- streams */

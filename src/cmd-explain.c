@@ -444,7 +444,6 @@ explain_limits (const GsArch *a, const GsKernel *k, Explained *e)
 
   e->limit_how[GS_LIMIT_BLOCKS] = g_strdup_printf (
     "at most %d resident blocks per SM", a->max_blocks);
-  (void) threads;
 
   e->next_limit = -1;
   e->next_blocks = G_MAXINT;
@@ -904,7 +903,7 @@ text_waves (FILE *out, const Explainer *x, const Explained *e)
 }
 
 static void
-text_bound (FILE *out, const Explainer *x, const Explained *e)
+text_bound (FILE *out, const Explained *e)
 {
   const GsKernelResult *r = e->res;
   g_autofree char *t = gs_format_time (e->ms);
@@ -941,7 +940,6 @@ text_bound (FILE *out, const Explainer *x, const Explained *e)
       fprintf (out, "    %s of %s DRAM bandwidth (%.1f%%)\n", got, peak,
                e->peak_dram_bs > 0 ? 100 * e->dram_bs / e->peak_dram_bs : 0);
     }
-  (void) x;
 }
 
 static void
@@ -991,7 +989,7 @@ text_kernel (FILE *out, const Explainer *x, const Explained *e)
            "  ilp %g, mlp %g\n", fl, ld, st, sh, w->ilp, w->mlp);
   text_occupancy (out, x, e);
   text_waves (out, x, e);
-  text_bound (out, x, e);
+  text_bound (out, e);
   text_changes (out, e);
 }
 

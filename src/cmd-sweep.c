@@ -145,12 +145,15 @@ parse_axis (Sweep *s, const char *spec, GError **error)
   for (guint i = 0; i < x.n; i++)
     {
       g_autoptr (GsArch) a = gs_arch_copy (s->base);
-      if (*x.values[i] == '\0' || !gs_arch_set (a, x.key, x.values[i], error))
+      if (*x.values[i] == '\0')
         {
-          if (error && *error == NULL)
-            g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
-                         "--set %s: empty value", spec);
-          g_prefix_error (error, "--set %s: ", spec);
+          g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                       "--set %s: value %u is empty", spec, i + 1);
+          return FALSE;
+        }
+      /* The arch's message names the key, the value and the valid range. */
+      if (!gs_arch_set (a, x.key, x.values[i], error))
+        {
           (*error)->code = GS_ERROR_USAGE;
           return FALSE;
         }

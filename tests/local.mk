@@ -41,3 +41,9 @@ tests_test_partition_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-trace tests/test-warp tests/test-partition \
 	tests/explain-cli.sh tests/sweep-cli.sh tests/run-labs.sh
 EXTRA_DIST += tests/explain-cli.sh tests/sweep-cli.sh tests/run-labs.sh
+
+## The GEMM kernel library model, its fitter and `gpusim calibrate`.
+check_PROGRAMS += tests/test-gemm
+tests_test_gemm_LDADD = $(TESTS_LDADD)
+TESTS += tests/test-gemm tests/test-calibrate.sh
+EXTRA_DIST += tests/test-calibrate.sh

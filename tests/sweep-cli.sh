@@ -81,7 +81,7 @@ s3=$?
   --set sm.count=132 2> "$tmp/e4"
 s4=$?
 check 9 "bad value, no values, no --set, a key swept twice" \
-  sh -c "test $s1 = 2 && test ! -e '$tmp/bad.csv' && grep -q 'sm.count=0,66' '$tmp/e1' &&
+  sh -c "test $s1 = 2 && test ! -e '$tmp/bad.csv' && grep -q 'sm.count = 0 is out of range' '$tmp/e1' &&
          test $s2 = 2 && grep -q 'expected KEY=V1,V2' '$tmp/e2' &&
          test $s3 = 2 && grep -q 'give at least one --set' '$tmp/e3' &&
          test $s4 = 2 && grep -q 'swept twice' '$tmp/e4'"

@@ -142,7 +142,7 @@ attn_kernel_init (GsKernel *k, const GsGemmCfg *cfg, const GsGemmParams *p,
   k->eff_compute = fam.eff_compute;
   k->eff_memory = fam.eff_memory;
   k->work.fixed_ns = fam.block_fixed_ns;
-  k->work.ilp = 4;
+  k->work.ilp = fam.ilp;
 }
 
 /* MMA work: on tensor cores, or as FP32 FMAs (fp32 memory-efficient). */

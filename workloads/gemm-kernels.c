@@ -425,7 +425,6 @@ simt_work (const GsGemmCfg *cfg, const Geometry *g, GsWork *w)
     w->smem_bytes += tr * tc * 4 * (S - 1) * 2;     /* slice reduction */
   /* A warp keeps a stage of loads in flight while it computes the last. */
   w->mlp = MAX (1.0, 2 * ldg * 32 * 4 / 512);
-  w->ilp = 4;
 }
 
 /* Work of one block of a tensor-core kernel. */
@@ -453,7 +452,6 @@ tensor_work (const GsGemmCfg *cfg, const Geometry *g, GsDtype dtype,
                   * ((tr + tc) + consumer_warps * (wr + wc));
   w->mlp = MAX (1.0, (double) cfg->stages * (tr + tc) * tk * g->in_bytes
                      / warps / 512);
-  w->ilp = 4;
 }
 
 static void
@@ -538,6 +536,7 @@ kernel_common (GsKernel *k, const GsGemmCfg *cfg, const GsGemmShape *s,
   k->eff_compute = fam->eff_compute;
   k->eff_memory = fam->eff_memory;
   k->work.fixed_ns = fam->block_fixed_ns;
+  k->work.ilp = fam->ilp;
 }
 
 /* The reduction kernel after a split-K GEMM: sums SPLIT fp32 partial

@@ -84,6 +84,8 @@ typedef struct {
   double eff_compute;      /* (0,1]: fraction of the pipe peak its blocks reach */
   double eff_memory;       /* (0,1]: fraction of L2/DRAM bandwidth its loads reach */
   double block_fixed_ns;   /* prologue and epilogue latency of a block, ns */
+  double ilp;              /* >= 1: independent instructions a warp keeps in
+                            * flight (latency hiding of a lone block) */
 } GsGemmFamily;
 
 /* Learned selection rules: a decision tree over shape features. */

@@ -67,13 +67,18 @@ gs_gemm_class_of (const GsOp *op)
 
 /* -------------------------------------------------------------- params */
 
+/* Independent FP32 instructions a warp of a GEMM inner loop keeps in
+ * flight before calibration (its micro-tile's FMAs are independent, but
+ * fragment loads from shared memory gate them). */
+#define DEFAULT_ILP 4.0
+
 /* Defaults of a family before calibration: the share of the pipe peak a
  * well-tuned kernel of its kind reaches on a large problem, and the
  * prologue (first stage's loads) and epilogue latency of a block. */
 static GsGemmFamily
 family_default (const GsGemmCfg *cfg)
 {
-  GsGemmFamily f = { 0.9, 1.0, 1000.0 };
+  GsGemmFamily f = { 0.9, 1.0, 1000.0, DEFAULT_ILP };
   switch (cfg->kind)
     {
     case GS_GEMM_SIMT:
@@ -276,7 +281,7 @@ load_families (GsGemmParams *p, const config_setting_t *g, GError **error)
       if (config_setting_type (e) != CONFIG_TYPE_GROUP)
         return bad (e, error, "families.%s: expected a group { eff_compute "
                     "= ...; block_fixed_ns = ...; }", config_setting_name (e));
-      GsGemmFamily f = { 0.9, 1.0, 0 };
+      GsGemmFamily f = { 0.9, 1.0, 0, DEFAULT_ILP };
       for (int j = 0; j < config_setting_length (e); j++)
         {
           config_setting_t *v = config_setting_get_elem (e, j);
@@ -286,11 +291,13 @@ load_families (GsGemmParams *p, const config_setting_t *g, GError **error)
             ok = get_number (v, 1e-3, 1, &f.eff_compute, error);
           else if (strcmp (n, "eff_memory") == 0)
             ok = get_number (v, 1e-3, 1, &f.eff_memory, error);
+          else if (strcmp (n, "ilp") == 0)
+            ok = get_number (v, 1, 64, &f.ilp, error);
           else if (strcmp (n, "block_fixed_ns") == 0)
             ok = get_number (v, 0, 1e9, &f.block_fixed_ns, error);
           else
             return bad (v, error, "unknown key '%s' (expected eff_compute, "
-                        "eff_memory or block_fixed_ns)", n);
+                        "eff_memory, ilp or block_fixed_ns)", n);
           if (!ok)
             return FALSE;
         }
@@ -395,9 +402,10 @@ gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent)
     {
       const GsGemmFamily *f = g_hash_table_lookup (p->families, fk->pdata[i]);
       g_string_append_printf (out, "%*s%s = { eff_compute = %.4f; "
-                              "eff_memory = %.4f; block_fixed_ns = %.1f; };\n",
+                              "eff_memory = %.4f; ilp = %.2f; "
+                              "block_fixed_ns = %.1f; };\n",
                               in + 2, "", (const char *) fk->pdata[i],
-                              f->eff_compute, f->eff_memory,
+                              f->eff_compute, f->eff_memory, f->ilp,
                               f->block_fixed_ns);
     }
   g_string_append_printf (out, "%*s};\n", in, "");

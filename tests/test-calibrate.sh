@@ -1,0 +1,73 @@
+#!/bin/sh
+# gpusim calibrate: writes a loadable arch file that keeps the base's
+# comments, replaces its own group on a rerun, and refuses bad input.
+: "${GPUSIM:?}" "${GS_SRCDIR:?}"
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
+trap 'rm -rf "$T"' EXIT
+echo "1..16"
+n=0
+ok () { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
+check () { if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi; }
+
+# A small measurement set: every fifth A100-80GB row of the NeuSight data.
+gzip -dc "$GS_SRCDIR/data/neusight/kernels.csv.gz" |
+  awk -F, 'NR == 1 || ($1 == "a100-pcie-80gb" && NR % 5 == 0)' > "$T/small.csv"
+BASE="$GS_SRCDIR/arch/a100-pcie-80gb.cfg"
+mkdir "$T/out"
+OUT="$T/out/a100-pcie-80gb.cfg"
+
+"$GPUSIM" calibrate --arch a100-pcie-80gb --date 2026-01-01 -o "$OUT" \
+  "$T/small.csv" > "$T/log" 2>&1
+check $? "calibrate succeeds"
+grep -q '^linear ' "$T/log" && grep -q '^bmm ' "$T/log"
+check $? "prints the fit error of linear and bmm"
+"$GPUSIM" arch show "$OUT" > "$T/show" 2>&1 &&
+  grep -q 'date *"2026-01-01"' "$T/show"
+check $? "the fitted file loads and records its date"
+grep -q 'gemm = {' "$OUT" && grep -q 'fit_error = {' "$OUT" &&
+  grep -q '^  rows = [1-9]' "$OUT"
+check $? "the group holds the GEMM model, the errors and the rows used"
+missing=0
+grep '^ *#' "$BASE" | sort -u > "$T/comments"
+while IFS= read -r line; do
+  grep -qF -- "$line" "$OUT" || missing=$((missing + 1))
+done < "$T/comments"
+check $missing "every comment of the base file is kept"
+grep -q '^base = "/' "$OUT" || grep -q '^base = "\.\./' "$OUT"
+check $? "base path rewritten for another directory"
+
+cp "$OUT" "$T/first.cfg"
+"$GPUSIM" calibrate --arch "$OUT" --date 2026-01-01 -o "$OUT" \
+  "$T/small.csv" > /dev/null 2>&1
+check $? "recalibrating the fitted file succeeds"
+[ "$(grep -c '>>> gpusim calibrate' "$OUT")" = 1 ]
+check $? "a rerun replaces the group instead of adding one"
+cmp -s "$T/first.cfg" "$OUT"
+check $? "the fit is deterministic"
+
+# Bad input: usage (2), bad files (3), nothing to fit (1); no output left.
+run () {
+  want=$1; what=$2; shift 2
+  rm -f "$T/bad.cfg"
+  "$GPUSIM" calibrate "$@" > "$T/err" 2>&1
+  got=$?
+  if [ "$got" = "$want" ] && [ ! -e "$T/bad.cfg" ] && grep -q . "$T/err"; then
+    ok "$what (exit $want)"
+  else
+    not_ok "$what (exit $got, expected $want)"; sed 's/^/# /' "$T/err"
+  fi
+}
+printf 'device,op,latency_ms\na100-pcie-80gb,bmm,notanumber\n' > "$T/garbage.csv"
+run 2 "no --arch" -o "$T/bad.cfg" "$T/small.csv"
+run 2 "no measurement file" --arch a100-pcie-80gb -o "$T/bad.cfg"
+run 3 "missing measurement file" --arch a100-pcie-80gb -o "$T/bad.cfg" \
+  "$T/nonexistent.csv"
+run 3 "malformed measurement file" --arch a100-pcie-80gb -o "$T/bad.cfg" \
+  "$T/garbage.csv"
+run 1 "no rows for the device" --arch a100-pcie-80gb --device rtx-9090 \
+  -o "$T/bad.cfg" "$T/small.csv"
+run 2 "bad --date" --arch a100-pcie-80gb --date yesterday -o "$T/bad.cfg" \
+  "$T/small.csv"
+run 2 "unknown arch" --arch no-such-gpu -o "$T/bad.cfg" "$T/small.csv"

@@ -1,0 +1,607 @@
+/* Tests of the GEMM kernel library model (workloads/gemm*.c, lib-gemm.c)
+ * and its fitter (calibrate/fit-gemm.c, fit-tree.c, fit.c). */
+#include "config.h"
+#include "calibrate/fit.h"
+#include "calibrate/fit-gemm.h"
+#include "calibrate/fit-tree.h"
+#include "calibrate/measure.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+#include "workloads/gemm.h"
+#include "workloads/library.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+/* The measured set, loaded once (16 MB of gzip). */
+static GsMeasureSet *
+neusight (void)
+{
+  static GsMeasureSet *set;
+  if (set == NULL)
+    {
+      const char *src = g_getenv ("GS_SRCDIR");
+      g_autofree char *file = g_build_filename (src ? src : ".", "data",
+                                                "neusight", "kernels.csv.gz",
+                                                NULL);
+      GError *error = NULL;
+      set = gs_measure_load (file, TRUE, &error);
+      g_assert_no_error (error);
+    }
+  return set;
+}
+
+static GsArch *
+arch (const char *name)
+{
+  GError *error = NULL;
+  GsArch *a = gs_arch_load (name, &error);
+  g_assert_no_error (error);
+  return a;
+}
+
+/* An arch with its calibration dropped: the documented heuristic only. */
+static GsArch *
+arch_uncalibrated (const char *name)
+{
+  GsArch *a = arch (name);
+  memset (&a->cal, 0, sizeof a->cal);
+  gs_cfg_chain_free (a->chain);
+  a->chain = NULL;
+  return a;
+}
+
+static GArray *
+kernels_new (void)
+{
+  GArray *k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
+  g_array_set_clear_func (k, (GDestroyNotify) gs_kernel_clear);
+  return k;
+}
+
+static void
+shape (GsGemmShape *s, int64_t rows, int64_t cols, int64_t depth,
+       int64_t batch, GsDtype dtype, GsLayout layout)
+{
+  s->rows = rows;
+  s->cols = cols;
+  s->depth = depth;
+  s->batch = batch;
+  s->dtype = dtype;
+  s->layout = layout;
+  s->bias = layout == GS_LAYOUT_TN;
+}
+
+/* Simulated op latency of a shape (selected kernel), ms. */
+static double
+latency_ms (const GsArch *a, const GsGemmParams *p, const GsGemmShape *s)
+{
+  g_autoptr (GArray) k = kernels_new ();
+  GError *error = NULL;
+  g_assert_true (gs_gemm_lower (a, p, s, NULL, k, &error));
+  g_assert_no_error (error);
+  GsTime t;
+  g_assert_true (gs_fit_run (a, k, &t, &error));
+  g_assert_no_error (error);
+  GsGemmClass c = s->batch > 1 ? GS_GEMM_CLASS_BMM : GS_GEMM_CLASS_LINEAR;
+  return gs_gemm_latency_us (p, c, t / 1e6) / 1e3;
+}
+
+/* ------------------------------------------------------------ catalogue */
+
+static void
+test_names (void)
+{
+  const struct { const char *name; const char *key; } cases[] = {
+    { "volta_sgemm_128x64_tn", "simt_128x64" },
+    { "ampere_sgemm_32x32_sliced1x4_nn", "simt_32x32_sliced1x4" },
+    { "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_"
+      "warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas",
+      "xmma_256x64" },
+    { "cutlass::Kernel<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>",
+      "cutlass_256x128" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const GsGemmCfg *c = gs_gemm_cfg_from_name (GS_GEMM_GEN_AMPERE,
+                                                  GS_DTYPE_FP32,
+                                                  cases[i].name);
+      g_assert_nonnull (c);
+      g_autofree char *key = gs_gemm_family_key (c);
+      g_assert_cmpstr (key, ==, cases[i].key);
+    }
+  g_assert_null (gs_gemm_cfg_from_name (GS_GEMM_GEN_AMPERE, GS_DTYPE_FP32,
+                                        "vectorized_elementwise_kernel"));
+  /* The SIMT tag names cols first: 128x64 is 128 cols by 64 rows. */
+  const GsGemmCfg *c = gs_gemm_cfg_from_name (GS_GEMM_GEN_VOLTA,
+                                              GS_DTYPE_FP32,
+                                              "volta_sgemm_128x64_nn");
+  g_assert_cmpint (c->tile_cols, ==, 128);
+  g_assert_cmpint (c->tile_rows, ==, 64);
+  g_assert_cmpint (c->threads, ==, 128);
+}
+
+/* Occupancy of cuBLAS's SIMT kernels from their registers and shared
+ * memory: 128x128 (256 threads, 118 registers) fits twice per SM,
+ * 128x32_sliced1x4 (134 registers) once. */
+static void
+test_occupancy (void)
+{
+  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  const GsGemmCfg *c;
+  c = gs_gemm_cfg_find (GS_GEMM_GEN_AMPERE, GS_DTYPE_FP32, "simt_128x128");
+  g_assert_cmpint (gs_gemm_blocks_per_sm (a, c, GS_LAYOUT_TN), ==, 2);
+  c = gs_gemm_cfg_find (GS_GEMM_GEN_AMPERE, GS_DTYPE_FP32,
+                        "simt_128x32_sliced1x4");
+  g_assert_cmpint (gs_gemm_blocks_per_sm (a, c, GS_LAYOUT_TN), ==, 1);
+  c = gs_gemm_cfg_find (GS_GEMM_GEN_AMPERE, GS_DTYPE_FP32, "simt_64x64");
+  g_assert_cmpint (gs_gemm_blocks_per_sm (a, c, GS_LAYOUT_TN), ==, 8);
+}
+
+/* ---------------------------------------------------- measured choices */
+
+typedef struct {
+  guint rows, same_grid, same_choice;
+} Tally;
+
+/* Every linear/bmm row of DEVICE with a kernel this model knows: the
+ * kernel built from the hint has the measured grid (cuBLAS caps grid z
+ * at 65535; CUTLASS kernels swizzle theirs, those are skipped). */
+static void
+check_grids (const char *device, Tally *t)
+{
+  g_autoptr (GsArch) a = arch (device);
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  GsMeasureSet *set = neusight ();
+  for (guint i = 0; i < set->rows->len; i++)
+    {
+      const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+      GsOp op;
+      if (g_strcmp0 (r->device, device) != 0 || !gs_fit_gemm_op (r, &op))
+        continue;
+      GsGemmShape s;
+      gs_gemm_shape_from_op (&op, &s);
+      gs_op_clear (&op);
+      GsKernelHint h;
+      GsGemmChoice c;
+      gs_fit_hint (r, &h);
+      if (!gs_gemm_select_hint (a, &s, &h, &c)
+          || c.cfg->kind == GS_GEMM_CUTLASS_SIMT || r->grid[2] == 65535)
+        continue;
+      g_autoptr (GArray) k = kernels_new ();
+      gs_gemm_build (a, p, &s, &c, k);
+      const GsKernel *g = &g_array_index (k, GsKernel, 0);
+      gboolean same = g->grid[2] == r->grid[2]
+        && ((g->grid[0] == r->grid[0] && g->grid[1] == r->grid[1])
+            /* xmma kernels raster rows or cols along x */
+            || (c.cfg->kind == GS_GEMM_XMMA_FFMA && g->grid[0] == r->grid[1]
+                && g->grid[1] == r->grid[0]));
+      t->rows++;
+      t->same_grid += same;
+    }
+}
+
+static void
+test_grids (void)
+{
+  const char *devices[] = { "a100-pcie-40gb", "v100-pcie-32gb", "t4",
+                            "h100-sxm5-80gb" };
+  for (guint i = 0; i < G_N_ELEMENTS (devices); i++)
+    {
+      Tally t = { 0 };
+      check_grids (devices[i], &t);
+      g_test_message ("%s: %u of %u grids match", devices[i], t.same_grid,
+                      t.rows);
+      g_assert_cmpuint (t.rows, >, 1000);
+      g_assert_cmpuint (t.same_grid, ==, t.rows);
+    }
+}
+
+/* Learns selection trees from the training half of DEVICE's rows (as
+ * gpusim calibrate does) and counts the holdout rows whose measured
+ * kernel and split-K they reproduce. */
+static void
+check_selection (const char *device, const char *op, Tally *t)
+{
+  g_autoptr (GsArch) a = arch (device);
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  g_autoptr (GArray) ex = g_array_new (FALSE, TRUE, sizeof (GsTreeExample));
+  g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
+  GsMeasureSet *set = neusight ();
+  g_autofree char *key = NULL;
+  for (int pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < set->rows->len; i++)
+      {
+        const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+        GsOp o;
+        if (g_strcmp0 (r->device, device) != 0 || g_strcmp0 (r->op, op)
+            || gs_measure_is_holdout (r) != (pass == 1)
+            || !gs_fit_gemm_op (r, &o))
+          continue;
+        GsGemmShape s;
+        gs_gemm_shape_from_op (&o, &s);
+        gs_op_clear (&o);
+        GsKernelHint h;
+        GsGemmChoice measured, got;
+        gs_fit_hint (r, &h);
+        if (!gs_gemm_select_hint (a, &s, &h, &measured))
+          continue;
+        if (pass == 0)
+          {
+            GsTreeExample e;
+            gs_gemm_features (a, &s, e.f);
+            char *label = gs_gemm_family_key (measured.cfg);
+            g_ptr_array_add (labels, label);
+            e.label = label;
+            e.split = measured.split;
+            g_array_append_val (ex, e);
+            if (key == NULL)
+              key = gs_gemm_selector_key (&s);
+            continue;
+          }
+        if (ex->len > 0 && g_hash_table_size (p->trees) == 0)
+          {
+            GsTreeOptions to = { 10, 1 };
+            g_hash_table_insert (p->trees, g_strdup (key),
+                                 gs_fit_tree_learn ((GsTreeExample *)
+                                                    ex->data, ex->len, &to));
+          }
+        g_assert_true (gs_gemm_select (a, p, &s, &got));
+        t->rows++;
+        t->same_choice += got.cfg == measured.cfg
+                          && got.split == measured.split;
+      }
+}
+
+/* The documented rates (docs/kernel-library.md): the learned rules pick
+ * the measured kernel and split-K for most held-out shapes. */
+static void
+test_selection (void)
+{
+  const struct { const char *device, *op; double rate; } cases[] = {
+    { "a100-pcie-40gb", "linear", 0.58 },
+    { "a100-pcie-40gb", "bmm", 0.98 },
+    { "v100-pcie-32gb", "linear", 0.38 },
+    { "h100-sxm5-80gb", "bmm", 0.70 },
+    { "t4", "bmm", 0.93 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Tally t = { 0 };
+      check_selection (cases[i].device, cases[i].op, &t);
+      double rate = (double) t.same_choice / MAX (1, t.rows);
+      g_test_message ("%s %s: %.1f%% of %u held-out rows pick the measured "
+                      "kernel and split-K", cases[i].device, cases[i].op,
+                      100 * rate, t.rows);
+      g_assert_cmpuint (t.rows, >, 300);
+      g_assert_cmpfloat (rate, >=, cases[i].rate);
+    }
+}
+
+/* ---------------------------------------------------------------- sanity */
+
+/* A deeper reduction never makes a GEMM faster, with the heuristic and
+ * with the shipped (learned) rules. */
+static void
+test_monotonic_depth (void)
+{
+  const char *archs[] = { "a100-pcie-40gb", "v100-pcie-32gb", "t4", "l4",
+                          "h100-sxm5-80gb" };
+  const int64_t dims[][3] = { { 512, 512, 64 }, { 4096, 1024, 256 },
+                              { 128, 4096, 512 }, { 2048, 2048, 1024 },
+                              { 64, 768, 3072 }, { 8192, 50272, 768 } };
+  for (guint i = 0; i < G_N_ELEMENTS (archs); i++)
+    for (int heuristic = 0; heuristic < 2; heuristic++)
+      {
+        g_autoptr (GsArch) a = heuristic ? arch_uncalibrated (archs[i])
+                                         : arch (archs[i]);
+        g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+        GError *error = NULL;
+        g_assert_true (gs_gemm_params_load (p, a, &error));
+        for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
+          {
+            GsGemmShape s1, s2;
+            shape (&s1, dims[d][0], dims[d][1], dims[d][2], 1,
+                   GS_DTYPE_FP32, GS_LAYOUT_TN);
+            s2 = s1;
+            s2.depth = 2 * s1.depth;
+            double t1 = latency_ms (a, p, &s1), t2 = latency_ms (a, p, &s2);
+            g_assert_cmpfloat (t2, >=, t1);
+          }
+      }
+}
+
+/* On tensor-core GPUs, tf32/fp16/bf16 (and fp8 on Hopper) GEMMs beat
+ * fp32 SIMT ones of the same size. */
+static void
+test_tensor_faster (void)
+{
+  const struct { const char *arch; GsDtype d; } cases[] = {
+    { "v100-pcie-32gb", GS_DTYPE_FP16 }, { "t4", GS_DTYPE_FP16 },
+    { "a100-pcie-40gb", GS_DTYPE_TF32 }, { "a100-pcie-40gb", GS_DTYPE_FP16 },
+    { "a100-pcie-40gb", GS_DTYPE_BF16 }, { "l4", GS_DTYPE_FP8 },
+    { "h100-sxm5-80gb", GS_DTYPE_BF16 }, { "h100-sxm5-80gb", GS_DTYPE_FP8 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GsArch) a = arch (cases[i].arch);
+      g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+      GError *error = NULL;
+      g_assert_true (gs_gemm_params_load (p, a, &error));
+      GsGemmShape s32, s;
+      shape (&s32, 4096, 4096, 4096, 1, GS_DTYPE_FP32, GS_LAYOUT_TN);
+      s = s32;
+      s.dtype = cases[i].d;
+      double t32 = latency_ms (a, p, &s32), t = latency_ms (a, p, &s);
+      g_test_message ("%s %s: %.3f ms vs fp32 %.3f ms", cases[i].arch,
+                      gs_dtype_name (cases[i].d), t, t32);
+      g_assert_cmpfloat (t, <, t32 / 2);
+    }
+  /* fp8 beats fp16 on Hopper; a100 has no fp8 GEMMs. */
+  g_autoptr (GsArch) h = arch ("h100-sxm5-80gb");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  GsGemmShape s16, s8;
+  shape (&s16, 8192, 8192, 8192, 1, GS_DTYPE_FP16, GS_LAYOUT_TN);
+  s8 = s16;
+  s8.dtype = GS_DTYPE_FP8;
+  g_assert_cmpfloat (latency_ms (h, p, &s8), <, latency_ms (h, p, &s16));
+  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GArray) k = kernels_new ();
+  GError *error = NULL;
+  g_assert_false (gs_gemm_lower (a, p, &s8, NULL, k, &error));
+  g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
+  g_clear_error (&error);
+}
+
+/* Waves come out of the simulation: on 108 SMs at two 128x128 blocks per
+ * SM, 217 blocks need one more wave than 216 -- a partial one, where the
+ * last block runs alone on its SM and so about twice as fast. */
+static void
+test_waves (void)
+{
+  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  GsGemmChoice c = { gs_gemm_cfg_find (GS_GEMM_GEN_AMPERE, GS_DTYPE_FP32,
+                                       "simt_128x128"), 1 };
+  double t[2];
+  for (int i = 0; i < 2; i++)
+    {
+      GsGemmShape s;
+      /* 12 x 18 = 216 tiles, then 12 x 18 + 1 column of tiles more. */
+      shape (&s, 128 * 12 + i, 128 * 18, 2048, 1, GS_DTYPE_FP32,
+             GS_LAYOUT_NN);
+      g_autoptr (GArray) k = kernels_new ();
+      gs_gemm_build (a, p, &s, &c, k);
+      GsTime ps;
+      GError *error = NULL;
+      g_assert_true (gs_fit_run (a, k, &ps, &error));
+      t[i] = ps / 1e9;
+    }
+  g_assert_cmpfloat (t[1], >, 1.4 * t[0]);
+  g_assert_cmpfloat (t[1], <, 1.7 * t[0]);
+}
+
+/* Lowering one op takes microseconds. */
+static void
+test_lowering_speed (void)
+{
+  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  GError *error = NULL;
+  g_autoptr (GsLibrary) lib = gs_library_new (a, &error);
+  g_assert_no_error (error);
+  g_autoptr (GArray) k = kernels_new ();
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_GEMM;
+  op.name = g_strdup ("linear");
+  op.layout = GS_LAYOUT_TN;
+  op.k = 1024;
+  gint64 t0 = g_get_monotonic_time ();
+  const int n = 2000;
+  for (int i = 0; i < n; i++)
+    {
+      op.m = 64 + i * 7;
+      op.n = 4096 - i;
+      g_array_set_size (k, 0);
+      g_assert_true (gs_library_lower (lib, &op, GS_RUNTIME_EAGER, NULL, k,
+                                       &error));
+    }
+  double us = (double) (g_get_monotonic_time () - t0) / n;
+  g_test_message ("lowering a linear op: %.2f us", us);
+  g_assert_cmpfloat (us, <, 200);
+  gs_op_clear (&op);
+}
+
+static void
+test_gemv_and_attention (void)
+{
+  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  g_autoptr (GArray) k = kernels_new ();
+  GError *error = NULL;
+  GsGemmShape s;
+  shape (&s, 1, 4096, 4096, 1, GS_DTYPE_FP32, GS_LAYOUT_TN);
+  g_assert_true (gs_gemm_lower (a, p, &s, NULL, k, &error));
+  g_assert_nonnull (strstr (g_array_index (k, GsKernel, 0).name, "gemv"));
+
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_ATTENTION;
+  op.name = g_strdup ("sdpa");
+  op.dtype = GS_DTYPE_FP16;
+  op.attn = GS_ATTN_FLASH2;
+  op.batch = 4;
+  op.heads = 16;
+  op.seq_q = op.seq_k = 1000;
+  op.head_dim = 128;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  g_assert_cmpuint (k->len, ==, 1);
+  const GsKernel *f = &g_array_index (k, GsKernel, 0);
+  g_assert_nonnull (strstr (f->name, "flash_fwd"));
+  g_assert_cmpuint (f->grid[0], ==, 8);          /* ceil(1000 / 128) */
+  g_assert_cmpuint (f->grid[1], ==, 64);
+  double full = gs_work_tensor_flops (&f->work) * gs_kernel_blocks (f);
+  g_assert_cmpfloat (fabs (full / gs_op_flops (&op) - 1.024), <, 0.01);
+  /* Causal: about half the work, heaviest blocks first. */
+  op.causal = TRUE;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  f = &g_array_index (k, GsKernel, 0);
+  g_assert_cmpuint (f->n_variants, ==, 8);
+  g_assert_cmpfloat (f->variants[0].scale, >, f->variants[7].scale);
+  /* Backward: pre-pass, main kernel, dQ conversion. */
+  op.phase = GS_PHASE_BACKWARD;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  g_assert_cmpuint (k->len, ==, 3);
+  /* fp32 falls back to the memory-efficient kernels (SIMT FMAs). */
+  op.phase = GS_PHASE_FORWARD;
+  op.dtype = GS_DTYPE_FP32;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  f = &g_array_index (k, GsKernel, 0);
+  g_assert_nonnull (strstr (f->name, "fmha_cutlassF_fp32"));
+  g_assert_cmpfloat (f->work.fp32_ops, >, 0);
+  GsTime t;
+  g_assert_true (gs_fit_run (a, k, &t, &error));
+  gs_op_clear (&op);
+}
+
+/* ----------------------------------------------------------- the fitter */
+
+/* A small fit: the first rows of the A100-80GB's GEMMs. */
+static char *
+small_fit (void)
+{
+  g_autoptr (GsArch) a = arch ("a100-pcie-80gb");
+  g_autoptr (GsFit) fit = gs_fit_new (a, NULL);
+  GsMeasureSet *set = neusight ();
+  guint n = 0;
+  for (guint i = 0; i < set->rows->len && n < 240; i++)
+    {
+      const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+      if (g_strcmp0 (r->device, "a100-pcie-80gb") == 0
+          && (g_strcmp0 (r->op, "linear") == 0 || g_strcmp0 (r->op, "bmm") == 0)
+          && (i % 4) == 0)
+        {
+          g_ptr_array_add (fit->rows, (gpointer) r);
+          n++;
+        }
+    }
+  g_ptr_array_add (fit->sources, g_strdup ("kernels.csv.gz"));
+  GsFitGemmOptions opt;
+  gs_fit_gemm_options_init (&opt);
+  opt.rounds = 1;
+  GError *error = NULL;
+  g_assert_true (gs_fit_gemm (fit, &opt, &error));
+  g_assert_no_error (error);
+  const GsFitError *e = gs_fit_error (fit, "linear");
+  g_assert_nonnull (e);
+  g_assert_cmpfloat (e->train_mape, <, 15);
+  return gs_fit_render (fit, "2026-01-01");
+}
+
+static void
+test_fit_deterministic (void)
+{
+  g_autofree char *a = small_fit ();
+  g_autofree char *b = small_fit ();
+  g_assert_cmpstr (a, ==, b);
+  g_assert_nonnull (strstr (a, "gemm = {"));
+  g_assert_nonnull (strstr (a, "fit_error = {"));
+}
+
+/* The rendered group, spliced into an arch file, loads back and the GEMM
+ * model reads its parameters. */
+static void
+test_fit_roundtrip (void)
+{
+  g_autofree char *group = small_fit ();
+  g_autoptr (GsArch) a = arch ("a100-pcie-80gb");
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (a->file, &text, NULL, NULL));
+  g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "fitted.cfg", NULL);
+  GError *error = NULL;
+  g_autofree char *spliced = gs_fit_splice (text, a->file, out, group, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_file_set_contents (out, spliced, -1, NULL));
+  g_autoptr (GsArch) b = gs_arch_load (out, &error);
+  g_assert_no_error (error);
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  g_assert_true (gs_gemm_params_load (p, b, &error));
+  g_assert_cmpuint (g_hash_table_size (p->families), >, 0);
+  g_assert_cmpuint (g_hash_table_size (p->trees), >, 0);
+  g_assert_cmpfloat (b->cal.clock_mhz, >, 0);
+  /* Every comment of the base survives. */
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  for (char **l = lines; *l; l++)
+    if (g_str_has_prefix (g_strstrip (*l), "#"))
+      g_assert_nonnull (strstr (spliced, *l));
+  /* Splicing again replaces the group instead of adding one. */
+  g_autofree char *twice = gs_fit_splice (spliced, out, out, group, &error);
+  g_assert_cmpstr (twice, ==, spliced);
+  g_unlink (out);
+  g_rmdir (dir);
+}
+
+/* Bad calibration.library.gemm groups fail naming file:line. */
+static void
+test_bad_params (void)
+{
+  const char *src = g_getenv ("GS_SRCDIR");
+  g_autofree char *base = g_build_filename (src ? src : ".", "arch",
+                                            "a100-pcie-40gb.cfg", NULL);
+  g_autofree char *canon = g_canonicalize_filename (base, NULL);
+  const char *bad[] = {
+    "calibration = { library = { gemm = { nonsense = 1; }; }; };",
+    "calibration = { library = { gemm = { families = { simt_128x64_tn = "
+    "{ eff_compute = 1.5; }; }; }; }; };",
+    "calibration = { library = { gemm = { select = { fp32_tn = { classes = "
+    "[\"simt_128x64\"]; nodes = ( (0, 1.0, 5, 6) ); }; }; }; }; };",
+    "calibration = { library = { gemm = { overhead_us = { conv = 3.0; }; }; "
+    "}; };",
+  };
+  g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *f = g_build_filename (dir, "bad.cfg", NULL);
+      g_autofree char *text = g_strdup_printf ("base = \"%s\";\nname = "
+                                               "\"bad\";\n\n%s\n", canon,
+                                               bad[i]);
+      g_assert_true (g_file_set_contents (f, text, -1, NULL));
+      GError *error = NULL;
+      g_autoptr (GsArch) a = gs_arch_load (f, &error);
+      g_assert_no_error (error);
+      g_autoptr (GsLibrary) lib = gs_library_new (a, &error);
+      g_assert_null (lib);
+      g_assert_error (error, GS_ERROR, GS_ERROR_INPUT);
+      g_autofree char *where = g_strdup_printf ("%s:4", f);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, where));
+      g_clear_error (&error);
+      g_unlink (f);
+    }
+  g_rmdir (dir);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/gemm/names", test_names);
+  g_test_add_func ("/gemm/occupancy", test_occupancy);
+  g_test_add_func ("/gemm/grids", test_grids);
+  g_test_add_func ("/gemm/selection", test_selection);
+  g_test_add_func ("/gemm/monotonic-depth", test_monotonic_depth);
+  g_test_add_func ("/gemm/tensor-faster", test_tensor_faster);
+  g_test_add_func ("/gemm/waves", test_waves);
+  g_test_add_func ("/gemm/lowering-speed", test_lowering_speed);
+  g_test_add_func ("/gemm/gemv-attention", test_gemv_and_attention);
+  g_test_add_func ("/gemm/fit-deterministic", test_fit_deterministic);
+  g_test_add_func ("/gemm/fit-roundtrip", test_fit_roundtrip);
+  g_test_add_func ("/gemm/bad-params", test_bad_params);
+  return g_test_run ();
+}
