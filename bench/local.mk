@@ -1,12 +1,27 @@
 ## bench/: benchmarks that print figures (built by `make bench`, not tests).
-EXTRA_PROGRAMS = bench/bench-engine
+EXTRA_PROGRAMS = bench/bench-engine bench/bench-model
 bench_bench_engine_SOURCES = bench/bench-engine.c
 bench_bench_engine_LDADD = $(GS_LIBS)
 EXTRA_PROGRAMS += bench/validate-gemm
 bench_validate_gemm_SOURCES = bench/validate-gemm.c
 bench_validate_gemm_LDADD = $(GS_LIBS)
+bench_bench_model_SOURCES = bench/bench-model.c
+bench_bench_model_LDADD = $(GS_LIBS)
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 .PHONY: bench
-bench: bench/bench-engine$(EXEEXT)
+bench: bench/bench-engine$(EXEEXT) bench/bench-model$(EXEEXT)
 	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' ./bench/bench-engine h100
+	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' GS_SRCDIR='$(abs_top_srcdir)' \
+	  ./bench/bench-model h100
+
+## `make validate`: every GPU's predictions against the holdout half of
+## NeuSight's measurements, per op class and op, and the memory-bound cells
+## predicted with each GPU's own memory calibration replaced by the one the
+## others transfer to it (gpusim-validate(1)).
+.PHONY: validate
+validate: gpusim$(EXEEXT)
+	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' ./gpusim$(EXEEXT) \
+	  validate --arch a100-pcie-40gb --arch a100-pcie-80gb \
+	  --arch h100-sxm5-80gb --arch l4 --arch t4 --arch v100-pcie-32gb \
+	  --holdout --spec-only '$(abs_top_srcdir)/data/neusight/kernels.csv.gz'

@@ -3,7 +3,11 @@
 #include "calibrate/csv.h"
 #include "sim/error.h"
 
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CSV_BUF_BYTES 65536
 #define CSV_EOF (-1)
@@ -474,6 +478,25 @@ gs_csv_write_file (const char *file, const char *data, gsize len,
       if (gz == NULL)
         goto fail;
       data = g_bytes_get_data (gz, &len);
+    }
+  /* A device or pipe (/dev/stdout) is written in place: a file renamed
+   * over it would replace it. */
+  GStatBuf st;
+  if (g_stat (file, &st) == 0 && !S_ISREG (st.st_mode))
+    {
+      FILE *f = g_fopen (file, "wb");
+      gboolean ok = f != NULL && fwrite (data, 1, len, f) == len;
+      int err = errno;
+      if (f != NULL && fclose (f) != 0 && ok)
+        {
+          ok = FALSE;
+          err = errno;
+        }
+      if (ok)
+        return TRUE;
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot write: %s",
+                   file, g_strerror (err));
+      return FALSE;
     }
   /* g_file_set_contents writes a temporary file and renames it. */
   if (g_file_set_contents_full (file, data, (gssize) len,

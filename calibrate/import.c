@@ -16,6 +16,7 @@
 #include "calibrate/import.h"
 #include "calibrate/csv.h"
 #include "sim/error.h"
+#include "workloads/json-depth.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -40,7 +41,9 @@ static gboolean
 member_int (JsonObject *o, const char *name, gint64 *out)
 {
   double v;
-  if (!member_number (o, name, &v) || v != floor (v))
+  /* Whole and within gint64 (a larger double does not convert). */
+  if (!member_number (o, name, &v) || v != floor (v)
+      || fabs (v) >= 9.2e18)
     return FALSE;
   *out = (gint64) v;
   return TRUE;
@@ -90,9 +93,15 @@ thread_key (JsonObject *ev)
         g_string_append_c (s, '/');
       if (n && json_node_get_value_type (n) == G_TYPE_STRING)
         g_string_append (s, json_node_get_string (n));
+      else if (n && json_node_get_value_type (n) == G_TYPE_INT64)
+        g_string_append_printf (s, "%" G_GINT64_FORMAT, json_node_get_int (n));
       else if (n && JSON_NODE_HOLDS_VALUE (n))
-        g_string_append_printf (s, "%" G_GINT64_FORMAT,
-                                (gint64) json_node_get_double (n));
+        {
+          /* Any other number as it reads (1e300 has no gint64). */
+          char buf[G_ASCII_DTOSTR_BUF_SIZE];
+          g_string_append (s, g_ascii_dtostr (buf, sizeof buf,
+                                              json_node_get_double (n)));
+        }
     }
   return g_string_free (s, FALSE);
 }
@@ -197,8 +206,25 @@ trace_parse (Trace *t, GError **error)
   g_autoptr (GInputStream) in = gs_csv_open_input (t->file, error);
   if (in == NULL)
     return FALSE;
+  /* Read whole (as json-glib would), so that its depth can be checked
+   * before its recursive parser sees it. */
+  g_autoptr (GOutputStream) mem = g_memory_output_stream_new_resizable ();
   GError *e = NULL;
-  if (json_parser_load_from_stream (t->parser, in, NULL, &e))
+  if (g_output_stream_splice (mem, in, G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET,
+                              NULL, &e) < 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot read: %s",
+                   t->file, e->message);
+      g_error_free (e);
+      return FALSE;
+    }
+  GMemoryOutputStream *m = G_MEMORY_OUTPUT_STREAM (mem);
+  const char *data = g_memory_output_stream_get_data (m);
+  gsize len = g_memory_output_stream_get_data_size (m);
+  if (!gs_json_check_depth (data, len, t->file, error))
+    return FALSE;
+  if (json_parser_load_from_data (t->parser, data ? data : "", (gssize) len,
+                                  &e))
     return TRUE;
   /* json-glib says "<data>:LINE:COL: Parse error: ..." */
   const char *msg = e->message;
@@ -758,6 +784,15 @@ gs_import_kineto (const char *file, const GsImportOptions *options,
   g_autoptr (GsMeasureSet) set = gs_measure_new ();
   set->file = g_strdup (file);
   gboolean ok = trace_parse (&t, error) && trace_index (&t, error);
+  if (ok && t.kernels->len == 0)
+    {
+      /* An empty set would calibrate nothing, silently. */
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: no kernel events (\"cat\": \"kernel\"): profile with "
+                   "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
+                   file);
+      ok = FALSE;
+    }
   if (ok)
     take_provenance (set, json_parser_get_root (t.parser), file);
   for (guint i = 0; ok && i < t.kernels->len; i++)

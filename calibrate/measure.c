@@ -476,6 +476,14 @@ take_row (Loader *ld, char **cells, guint line, GError **error)
                    ld->file, line);
       return FALSE;
     }
+  /* Errors are relative to the measurement: a zero one cannot be used. */
+  if (ld->require_latency && row->latency_ms == 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s:%u: column 'latency_ms' is 0: a measured latency is "
+                   "more than 0 ms", ld->file, line);
+      return FALSE;
+    }
   return TRUE;
 }
 

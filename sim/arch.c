@@ -200,6 +200,29 @@ gs_calibration_params (guint *n)
 
 /* ----------------------------------------------------------- search path */
 
+/* The arch directory beside an installed gpusim, PREFIX/share/gpusim/arch
+ * for PREFIX/bin/gpusim, when it exists and is not GS_DATADIR: an install
+ * moved to another prefix, or staged with DESTDIR, still finds its files.
+ * NULL otherwise (or where /proc/self/exe does not exist). */
+static char *
+relocated_arch_dir (void)
+{
+  g_autofree char *exe = g_file_read_link ("/proc/self/exe", NULL);
+  if (exe == NULL)
+    return NULL;
+  g_autofree char *bin = g_path_get_dirname (exe);
+  g_autofree char *bin_name = g_path_get_basename (bin);
+  if (strcmp (bin_name, "bin") != 0)
+    return NULL;
+  g_autofree char *prefix = g_path_get_dirname (bin);
+  char *dir = g_build_filename (prefix, "share", PACKAGE, "arch", NULL);
+  g_autofree char *installed = g_build_filename (GS_DATADIR, "arch", NULL);
+  if (strcmp (dir, installed) == 0
+      || !g_file_test (dir, G_FILE_TEST_IS_DIR))
+    g_clear_pointer (&dir, g_free);
+  return dir;
+}
+
 char **
 gs_arch_search_path (void)
 {
@@ -213,6 +236,9 @@ gs_arch_search_path (void)
           g_ptr_array_add (dirs, g_strdup (*p));
     }
   g_ptr_array_add (dirs, g_strdup ("./arch"));
+  char *moved = relocated_arch_dir ();
+  if (moved != NULL)
+    g_ptr_array_add (dirs, moved);
   g_ptr_array_add (dirs, g_build_filename (GS_DATADIR, "arch", NULL));
   g_ptr_array_add (dirs, NULL);
   return (char **) g_ptr_array_free (dirs, FALSE);

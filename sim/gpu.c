@@ -195,6 +195,22 @@ struct GsGpu {
   GError *error;            /* first error raised inside a handler */
 };
 
+/* Simulated time is int64 picoseconds: about 106 days.  Kernels that run
+ * past an eighth of that are refused, never wrapped around. */
+#define HORIZON_PS (GS_TIME_NEVER / 8)
+
+static void
+horizon_error (GError **error, const Run *r, double ps)
+{
+  g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+               "%" G_GUINT64_FORMAT " blocks would run for more than "
+               "%.3g s (%.0f days), beyond the %.0f days of simulated time "
+               "gpusim counts (int64 picoseconds); give the kernel fewer "
+               "blocks or less work per block", r->total, ps / 1e12,
+               ps / 86400e12, HORIZON_PS / 86400e12);
+}
+
+
 /* ------------------------------------------------------------- the model */
 
 /* Demand vector and isolated time of one block of K at work scale 1. */
@@ -1106,6 +1122,18 @@ fast_forward (GsGpu *g)
       return;
     }
   uint64_t m = left / per - 1;
+  if ((double) m * period >= (double) (HORIZON_PS - now))
+    {
+      /* Contention made it slower than submission could tell. */
+      if (g->error == NULL)
+        {
+          horizon_error (&g->error, r, (double) now + (double) m * period);
+          g_prefix_error (&g->error, "%s: ", r->k.name ? r->k.name : "kernel");
+        }
+      gs_engine_stop (g->eng);
+      g->ff_run = NULL;
+      return;
+    }
   GsTime shift = (GsTime) m * period;
   r->next_block += m * per;
   r->done += m * per;
@@ -1294,6 +1322,31 @@ gs_gpu_free (GsGpu *g)
   g_free (g);
 }
 
+/* Its blocks in full waves, each at least as long as a block alone, must
+ * end within the horizon (and the waves must count in an int). */
+static gboolean
+within_horizon (const GsGpu *g, const Run *r, GError **error)
+{
+  double scale = 1;
+  for (guint i = 0; !r->uniform && i < r->k.n_variants; i++)
+    scale = MIN (scale, r->k.variants[i].scale);
+  double slots = MAX ((double) r->res.occ.blocks_per_sm * g->nsm, 1.0);
+  double waves = ceil ((double) r->total / slots);
+  double ps = waves * r->T0 * scale;
+  if (waves >= G_MAXINT)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%" G_GUINT64_FORMAT " blocks make %.3g waves; gpusim "
+                   "counts at most %d waves per kernel", r->total, waves,
+                   G_MAXINT - 1);
+      return FALSE;
+    }
+  if (ps < (double) HORIZON_PS)
+    return TRUE;
+  horizon_error (error, r, ps);
+  return FALSE;
+}
+
 gboolean
 gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
 {
@@ -1331,7 +1384,8 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
                              (int) gs_kernel_smem_per_block (k), &r->res.occ,
                              error)
       || !block_model (g->arch, g->clock_hz, &r->k, r->D, &r->T0,
-                       &r->iso_bound, error))
+                       &r->iso_bound, error)
+      || !within_horizon (g, r, error))
     {
       if (error && *error && k->name)
         g_prefix_error (error, "%s: ", k->name);
@@ -1392,7 +1446,8 @@ gs_gpu_run (GsGpu *g, GError **error)
 {
   if (g->opt.fidelity == GS_FIDELITY_WARP)
     return run_warp_level (g, error);
-  GsFinish f = gs_engine_run (g->eng, g->opt.max_events, GS_TIME_NEVER - 1);
+  /* Times past the horizon are clamped (class_next): stop there. */
+  GsFinish f = gs_engine_run (g->eng, g->opt.max_events, HORIZON_PS);
   g->stats.finish = f;
   g->stats.events = gs_engine_events (g->eng);
   if (g->error)

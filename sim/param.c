@@ -66,6 +66,11 @@ read_one (const char *file, GError **error)
       if (config_error_type (cfg) == CONFIG_ERR_FILE_IO)
         g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot read: %s",
                      efile ? efile : file, text ? text : "I/O error");
+      else if (g_strcmp0 (text, "memory exhausted") == 0)
+        /* libconfig's parser stack: lists or groups nested too deep. */
+        g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                     "%s:%d: lists and groups nest too deep",
+                     efile ? efile : file, line);
       else
         g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s:%d: %s",
                      efile ? efile : file, line,

@@ -20,9 +20,11 @@
 #include "sim/arch.h"
 #include "sim/error.h"
 
+#include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
   char *arch;
@@ -175,7 +177,17 @@ write_output (const char *path, const char *text, GError **error)
                    path ? path : "standard output");
       return FALSE;
     }
-  return gs_output_commit (out, error);
+  if (!gs_output_commit (out, error))
+    return FALSE;
+  /* An arch file is data to share: readable as the umask allows, not
+   * private like the temporary file it was written to. */
+  if (path != NULL && strcmp (path, "-") != 0)
+    {
+      mode_t mask = umask (0);
+      umask (mask);
+      g_chmod (path, 0666 & ~mask);
+    }
+  return TRUE;
 }
 
 static void
@@ -226,6 +238,15 @@ calibrate (const CalibrateArgs *a, GError **error)
       g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot read",
                    arch->file);
       return FALSE;
+    }
+  /* Fit from the spec sheet, whatever calibration BASE already has
+   * (--gemm-only keeps BASE's memory calibration). */
+  if (!a->gemm_only)
+    {
+      guint n_cal;
+      const GsParam *cal = gs_calibration_params (&n_cal);
+      gs_params_clear (cal, n_cal, arch);
+      gs_params_init (cal, n_cal, arch);
     }
   g_autoptr (GsFit) fit = gs_fit_new (arch, a->device);
   g_autoptr (GPtrArray) sets =

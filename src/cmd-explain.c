@@ -293,6 +293,8 @@ op_program (const ExplainArgs *a, const GsArch *arch, GError **error)
     }
   if (!parse_op_row (a->op, row, error))
     return NULL;
+  if (!gs_predict_row_fits (arch, set, row, error))
+    return NULL;
   GsOp op;
   gs_op_init (&op);
   if (!gs_predict_row_op (set, row, &op, error))

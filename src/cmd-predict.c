@@ -146,13 +146,46 @@ kernel_array_clear (gpointer k)
   gs_kernel_clear (k);
 }
 
+/* A shape column as a count (empty: 1, so the op's own checks name it). */
+static double
+dim (int64_t v)
+{
+  return v < 0 ? 1.0 : (double) v;
+}
+
+gboolean
+gs_predict_row_fits (const GsArch *arch, const GsMeasureSet *set,
+                     const GsMeasureRow *row, GError **error)
+{
+  double B = dim (row->B), M = dim (row->M), N = dim (row->N);
+  double K = dim (row->K), H = dim (row->H), elems;
+  if (g_strcmp0 (row->op, "bmm") == 0)
+    elems = B * (M * K + K * N + M * N);
+  else if (g_strcmp0 (row->op, "linear") == 0)
+    elems = B * M * K + N * K + B * M * N;
+  else
+    elems = 2 * B * H;                   /* input and output */
+  double bytes = elems * gs_dtype_bytes (row->dtype);
+  double have = arch->dram_gib * 1024.0 * 1024.0 * 1024.0;
+  if (bytes <= have)
+    return TRUE;
+  g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+               "%s:%u: %s: its operands need %.3g GiB but %s has %g GiB of "
+               "device memory (dram.size_gib)",
+               set->file ? set->file : "<input>", row->line, row->op,
+               bytes / (1024.0 * 1024.0 * 1024.0), arch->name,
+               arch->dram_gib);
+  return FALSE;
+}
+
 gboolean
 gs_predict_row (const GsPredictor *p, const GsMeasureSet *set,
                 const GsMeasureRow *row, GsPrediction *out, GError **error)
 {
   memset (out, 0, sizeof *out);
   GsOp op;
-  if (!gs_predict_row_op (set, row, &op, error))
+  if (!gs_predict_row_fits (p->arch, set, row, error)
+      || !gs_predict_row_op (set, row, &op, error))
     return FALSE;
   GsKernelHint hint;
   gs_fit_hint (row, &hint);
@@ -183,6 +216,7 @@ typedef struct {
   char *arch, *runtime, *format, *output;
   char **set;
   gboolean no_hints;
+  int head;
   char **files;
 } PredictArgs;
 
@@ -212,6 +246,8 @@ parse_args (int *argc, char ***argv, PredictArgs *a, GError **error)
       "write to FILE (atomically) instead of standard output", "FILE" },
     { "no-hints", 0, 0, G_OPTION_ARG_NONE, &a->no_hints,
       "ignore the kernel, grid_* and block_* columns", NULL },
+    { "head", 0, 0, G_OPTION_ARG_INT, &a->head,
+      "only the first N rows (a quick look at a large file)", "N" },
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->set,
       "override an arch parameter, e.g. --set dram.bandwidth_gbs=4000",
       "KEY=VALUE" },
@@ -271,6 +307,12 @@ check_args (PredictArgs *a, GsRuntime *runtime, gboolean *json,
       return FALSE;
     }
   *json = strcmp (f, "json") == 0;
+  if (a->head < 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--head: expected a positive row count, got %d", a->head);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -371,10 +413,10 @@ json_text (JsonBuilder *b)
   return s;
 }
 
-/* Predicts every row of SET into TEXT (CSV or JSON). */
+/* Predicts the first ROWS rows of SET into TEXT (CSV or JSON). */
 static gboolean
-predict_all (const GsPredictor *p, const GsMeasureSet *set, gboolean json,
-             GString *text, GError **error)
+predict_all (const GsPredictor *p, const GsMeasureSet *set, guint rows,
+             gboolean json, GString *text, GError **error)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   if (json)
@@ -389,7 +431,7 @@ predict_all (const GsPredictor *p, const GsMeasureSet *set, gboolean json,
     }
   else
     write_csv_header (text, set);
-  for (guint i = 0; i < set->rows->len; i++)
+  for (guint i = 0; i < MIN (rows, set->rows->len); i++)
     {
       const GsMeasureRow *row = &g_array_index (set->rows, GsMeasureRow, i);
       GsPrediction pr;
@@ -448,7 +490,8 @@ gs_cmd_predict (int argc, char **argv)
       || (set = gs_measure_load (a.files[0], FALSE, &error)) == NULL)
     goto fail;
   GsPredictor p = { arch, lib, runtime, !a.no_hints, NULL };
-  if (!predict_all (&p, set, json, text, &error)
+  guint rows = a.head > 0 ? (guint) a.head : G_MAXUINT;
+  if (!predict_all (&p, set, rows, json, text, &error)
       || !write_text (a.output, text, &error))
     goto fail;
   args_clear (&a);

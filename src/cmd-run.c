@@ -23,7 +23,7 @@ typedef struct {
   char *arch;
   int batch, seq, gen_tokens;
   char *mode, *runtime, *dtype, *format, *trace, *output;
-  char *attention, *optimizer;
+  char *attention, *optimizer, *moe;
   char **set;
   int sm_count;
   double sm_limit;
@@ -55,6 +55,8 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
       "attention kernels: eager, flash2 or mem_eff", "IMPL" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &a->optimizer,
       "optimizer step in training: none or adam", "OPT" },
+    { "moe", 0, 0, G_OPTION_ARG_STRING, &a->moe,
+      "Switch sparse MLP: harness (padded experts, default) or hf", "IMPL" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &a->format,
       "report format: text (default), json or csv", "FORMAT" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
@@ -119,6 +121,7 @@ args_clear (RunArgs *a)
   g_free (a->output);
   g_free (a->attention);
   g_free (a->optimizer);
+  g_free (a->moe);
   g_strfreev (a->set);
   g_free (a->mig);
   g_free (a->fidelity);
@@ -164,6 +167,7 @@ build_options (const RunArgs *a, GsWorkloadOptions *o, GError **error)
     }
   o->attention = a->attention;
   o->optimizer = a->optimizer;
+  o->moe = a->moe;
   return TRUE;
 }
 
@@ -185,6 +189,29 @@ apply_sets (GsArch *arch, char **set, GError **error)
       return FALSE;
     }
   return TRUE;
+}
+
+/* A trace records every block, so the run simulates each one (no
+ * fast-forward) and writes about 180 bytes per block: refuse above this
+ * (gpusim-run(1), LIMITS). */
+#define TRACE_MAX_BLOCKS 2000000
+
+static gboolean
+trace_fits (const GsProgram *prog, GError **error)
+{
+  double blocks = 0;
+  for (guint i = 0; i < prog->launches->len; i++)
+    blocks += (double) gs_kernel_blocks (
+      &g_array_index (prog->launches, GsLaunch, i).k);
+  if (blocks <= TRACE_MAX_BLOCKS)
+    return TRUE;
+  g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+               "--trace: the workload runs %.0f thread blocks; a trace "
+               "records every block and gpusim writes at most %d (about "
+               "360 MB): trace a smaller workload (fewer layers, a smaller "
+               "--batch or --seq) or run without --trace", blocks,
+               TRACE_MAX_BLOCKS);
+  return FALSE;
 }
 
 int
@@ -238,6 +265,8 @@ gs_cmd_run (int argc, char **argv)
     goto fail;
   if (a.trace)
     {
+      if (!trace_fits (prog, &error))
+        goto fail;
       trace_out = gs_output_open (a.trace, &error);
       if (trace_out == NULL)
         goto fail;

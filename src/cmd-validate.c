@@ -141,7 +141,8 @@ cell_stats (const Cell *c, Stats *s)
 {
   guint n = c->ape->len;
   g_autofree double *v = g_memdup2 (c->ape->data, n * sizeof (double));
-  qsort (v, n, sizeof (double), cmp_double);
+  if (n > 0)                 /* qsort takes no NULL, even for 0 items */
+    qsort (v, n, sizeof (double), cmp_double);
   double sum = 0;
   for (guint i = 0; i < n; i++)
     sum += v[i];
@@ -446,6 +447,22 @@ gs_cmd_validate (int argc, char **argv)
       g_ptr_array_sort (mine, cell_order);
       for (guint i = 0; i < mine->len; i++)
         t.cells->pdata[first + i] = mine->pdata[i];
+    }
+  if (t.cells->len == 0)
+    {
+      /* An empty table would read as a perfect score. */
+      if (set->rows->len == 0)
+        g_set_error (&error, GS_ERROR, GS_ERROR_INPUT,
+                     "%s: no measurements, only a header", a.files[0]);
+      else
+        g_set_error (&error, GS_ERROR, GS_ERROR_PREDICT,
+                     "%s: none of its %u rows was measured on the GPUs "
+                     "given%s%s%s (see its device column)", a.files[0],
+                     set->rows->len, split == SPLIT_ALL ? "" : " in the ",
+                     split == SPLIT_ALL ? "" : split_names[split],
+                     split == SPLIT_ALL ? "" : " split; --all takes every "
+                     "shape");
+      goto fail;
     }
   if (!emit (&a, &t, split, &error))
     goto fail;

@@ -4,15 +4,26 @@
 #include "sim/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct GsOutput {
   FILE *fp;
-  char *path;
-  char *tmp;       /* NULL for stdout */
+  char *path;      /* NULL for stdout */
+  char *tmp;       /* NULL when written in place */
 };
+
+/* Devices and pipes (/dev/null, /dev/stdout, a FIFO) are written in place:
+ * a file renamed over them would replace them. */
+static gboolean
+is_special (const char *path)
+{
+  GStatBuf st;
+  return g_stat (path, &st) == 0 && !S_ISREG (st.st_mode);
+}
 
 GsOutput *
 gs_output_open (const char *path, GError **error)
@@ -24,8 +35,21 @@ gs_output_open (const char *path, GError **error)
       return o;
     }
   o->path = g_strdup (path);
+  if (is_special (path))
+    {
+      o->fp = g_fopen (path, "w");
+      if (o->fp != NULL)
+        return o;
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot open: %s",
+                   path, g_strerror (errno));
+      g_free (o->path);
+      g_free (o);
+      return NULL;
+    }
   o->tmp = g_strconcat (path, ".XXXXXX", NULL);
-  int fd = g_mkstemp (o->tmp);
+  /* Mode 0666 less the umask, as a file the shell creates would have
+   * (g_mkstemp's 0600 would outlive the rename). */
+  int fd = g_mkstemp_full (o->tmp, O_RDWR, 0666);
   if (fd < 0)
     {
       int e = errno;
@@ -52,10 +76,18 @@ gs_output_commit (GsOutput *o, GError **error)
   gboolean ok = TRUE;
   if (o->tmp == NULL)
     {
-      ok = fflush (o->fp) == 0;
+      ok = fflush (o->fp) == 0 && !ferror (o->fp);
+      int e = errno;
+      if (o->path != NULL && fclose (o->fp) != 0 && ok)
+        {
+          ok = FALSE;
+          e = errno;
+        }
       if (!ok)
-        g_set_error (error, GS_ERROR, GS_ERROR_IO,
-                     "cannot write standard output: %s", g_strerror (errno));
+        g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s%s: %s",
+                     o->path ? o->path : "cannot write standard output",
+                     o->path ? ": cannot write" : "", g_strerror (e));
+      g_free (o->path);
       g_free (o);
       return ok;
     }
@@ -91,6 +123,8 @@ gs_output_abort (GsOutput *o)
       fclose (o->fp);
       g_unlink (o->tmp);
     }
+  else if (o->path != NULL)
+    fclose (o->fp);          /* a device or pipe: nothing to take back */
   g_free (o->path);
   g_free (o->tmp);
   g_free (o);

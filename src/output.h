@@ -9,7 +9,8 @@
 
 typedef struct GsOutput GsOutput;
 
-/* PATH "-" means standard output (written directly). */
+/* PATH "-" means standard output; it, devices and pipes (/dev/null, a
+ * FIFO) are written directly. */
 GsOutput *gs_output_open (const char *path, GError **error);
 FILE *gs_output_file (GsOutput *out);
 /* Flushes, closes and renames into place; frees OUT. */

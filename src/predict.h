@@ -43,6 +43,12 @@ void gs_prediction_clear (GsPrediction *p);
 gboolean gs_predict_row_op (const GsMeasureSet *set, const GsMeasureRow *row,
                             GsOp *op, GError **error);
 
+/* Fails (GS_ERROR_PREDICT, naming file:line) when ROW's operands cannot
+ * all be in ARCH's memory (dram.size_gib) at once; this also keeps every
+ * size far from overflow.  gs_predict_row checks it first. */
+gboolean gs_predict_row_fits (const GsArch *arch, const GsMeasureSet *set,
+                              const GsMeasureRow *row, GError **error);
+
 /* Predicts ROW; errors name file:line. */
 gboolean gs_predict_row (const GsPredictor *p, const GsMeasureSet *set,
                          const GsMeasureRow *row, GsPrediction *out,

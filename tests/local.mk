@@ -47,3 +47,34 @@ check_PROGRAMS += tests/test-gemm
 tests_test_gemm_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-gemm tests/test-calibrate.sh
 EXTRA_DIST += tests/test-calibrate.sh
+
+## Bad inputs of every kind (tests/bad-input/), resource bounds, installs.
+check_PROGRAMS += tests/bad-input-load
+tests_bad_input_load_LDADD = $(TESTS_LDADD)
+TESTS += tests/run-bad-input-files.sh tests/run-bad-input-limits.sh \
+	tests/install.sh
+EXTRA_DIST += tests/run-bad-input-files.sh tests/run-bad-input-limits.sh \
+	tests/install.sh
+
+## The memory-bound kernel library model, its fitter, predict and validate.
+check_PROGRAMS += tests/test-memory
+tests_test_memory_LDADD = $(TESTS_LDADD)
+TESTS += tests/test-memory tests/predict-cli.sh tests/validate-cli.sh
+EXTRA_DIST += tests/predict-cli.sh tests/validate-cli.sh
+
+## make check-valgrind: the whole suite under valgrind memcheck (test
+## programs through LOG_COMPILER, gpusim through $GPUSIM, fuzz replays and
+## loaders through $GS_WRAPPER); fails when any run reported an error.
+VALGRIND_WRAP = $(SHELL) $(abs_top_srcdir)/tests/valgrind-wrap.sh
+EXTRA_DIST += tests/valgrind-wrap.sh tests/valgrind-gpusim.sh \
+	tests/valgrind.supp tests/lsan.supp
+.PHONY: check-valgrind
+check-valgrind:
+	@test -n "$(VALGRIND)" || { echo "check-valgrind: configure found no valgrind" >&2; exit 2; }
+	rm -rf tests/valgrind
+	$(MAKE) $(AM_MAKEFLAGS) check LOG_COMPILER='$(VALGRIND_WRAP)' \
+	  TESTS_ENVIRONMENT='VALGRIND=$(VALGRIND); export VALGRIND; GPUSIM=$(abs_top_srcdir)/tests/valgrind-gpusim.sh; export GPUSIM; GS_WRAPPER="$(VALGRIND_WRAP)"; export GS_WRAPPER;'
+	@bad=`find tests/valgrind -name '*.log' -size +0 2>/dev/null`; \
+	if test -n "$$bad"; then \
+	  echo "check-valgrind: memcheck errors in:"; echo "$$bad"; exit 1; \
+	fi; echo "check-valgrind: no memcheck errors"

@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..9"
+echo "1..13"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -44,6 +44,49 @@ if awk -v t="$t" -v f="$f" -v b="$b" \
   ok "training: forward $f + backward $b = $t ms"
 else
   fail "training: total=$t forward=$f backward=$b"
+fi
+
+# Training as the reference harness times it: the loss between forward
+# and backward is reported apart and is not in the total.
+if awk -v l="$("$J" "$tmp/t.json" loss_ms)" 'BEGIN { exit !(l > 0) }'; then
+  ok "training: loss reported apart"
+else
+  fail "training: no loss_ms"
+fi
+
+# Switch: the harness's padded experts (the default) run every expert on
+# batch x expert_capacity rows; transformers' own MLP runs one expert on
+# the identical tokens: less GPU work.
+"$GPUSIM" run data/neusight/models/switchxl4.json --arch h100 --batch 2 \
+  --seq 512 --format json > "$tmp/sh.json" 2> "$tmp/err"
+"$GPUSIM" run data/neusight/models/switchxl4.json --arch h100 --batch 2 \
+  --seq 512 --moe hf --format json > "$tmp/sf.json" 2>> "$tmp/err"
+h=$("$J" "$tmp/sh.json" total_ms); f=$("$J" "$tmp/sf.json" total_ms)
+if awk -v h="$h" -v f="$f" 'BEGIN { exit !(f > 0 && h > f) }'; then
+  ok "switch: harness $h ms > hf $f ms"
+else
+  fail "switch: harness=$h hf=$f"
+fi
+
+# The same choice in a workload file.
+printf 'model = { config = "%s"; batch = 2; seq = 512; moe = "hf"; };\n' \
+  "$GS_SRCDIR/data/neusight/models/switchxl4.json" > "$tmp/sw.workload"
+"$GPUSIM" run "$tmp/sw.workload" --arch h100 --format json > "$tmp/sw.json" \
+  2> "$tmp/err"
+if [ "$("$J" "$tmp/sw.json" total_ms)" = "$f" ]; then
+  ok "workload moe = \"hf\""
+else
+  fail "workload moe = \"hf\": $("$J" "$tmp/sw.json" total_ms) != $f"
+fi
+
+# An unknown MoE implementation is a usage error.
+"$GPUSIM" run data/neusight/models/switchxl4.json --arch h100 --moe dense \
+  > /dev/null 2> "$tmp/err"
+st=$?
+if [ $st -eq 2 ] && grep -q "harness or hf" "$tmp/err"; then
+  ok "--moe dense: exit 2"
+else
+  fail "--moe dense: exit $st"
 fi
 
 # A bad config is bad input (exit 3) naming the file and the key.

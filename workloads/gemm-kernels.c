@@ -393,9 +393,8 @@ dram_bytes (const GsArch *arch, const GsGemmShape *s, const Geometry *g,
   double rows_together = MAX (1.0, (double) resident / g->tiles_c);
   double reread = b_slice <= l2 ? 1.0
                   : ceil ((double) g->tiles_r / rows_together);
-  double weights_shared = s->batch > 1 ? s->batch : 1;
   double c = (double) s->rows * s->cols * g->out_bytes * s->batch * split;
-  return per_batch_a * s->batch + per_batch_b * reread * weights_shared + c
+  return per_batch_a * s->batch + per_batch_b * reread * s->batch + c
          + (s->bias ? (double) s->cols * g->in_bytes : 0);
 }
 
@@ -454,9 +453,20 @@ tensor_work (const GsGemmCfg *cfg, const Geometry *g, GsDtype dtype,
                      / warps / 512);
 }
 
+/* Loads and stores of a block.  L2 serves what L1 does not: blocks are
+ * dealt to SMs round-robin and x walks cols fastest, so when a row of
+ * tiles is wider than the GPU the blocks resident together on an SM
+ * (block i, i + SMs, ...) share their A row panel and run in step; L1
+ * serves all but the first of them.
+ *
+ * The arch's calibration.l2_eff is fitted on streaming kernels, whose L2
+ * traffic is misses and write-backs; a GEMM's panel loads are L2 hits at
+ * the spec-sheet read bandwidth, at the share its family reaches
+ * (eff_memory, fitted per family).  So its L2 bytes are given in units
+ * that cancel the streaming efficiency. */
 static void
-memory_work (const GsGemmShape *s, const Geometry *g, double dram_total,
-             GsWork *w)
+memory_work (const GsArch *arch, const GsGemmShape *s, const Geometry *g,
+             int bps, double dram_total, GsWork *w)
 {
   double a = g->rows_eff * g->depth_eff * g->in_bytes;
   double b = g->cols_eff * g->depth_eff * g->in_bytes;
@@ -464,12 +474,14 @@ memory_work (const GsGemmShape *s, const Geometry *g, double dram_total,
   w->st_bytes = g->rows_eff * g->cols_eff * g->out_bytes;
   if (s->bias)
     w->ld_bytes += g->cols_eff * g->in_bytes;
+  double sharing = CLAMP ((double) g->tiles_c / arch->sm_count, 1.0, bps);
   /* Misaligned depth-fastest segments each touch one more sector. */
-  double kmajor = g->kmajor == 2 ? a + b : a;
+  double kmajor = g->kmajor == 2 ? a / sharing + b : a / sharing;
   double seg = g->tile_k * g->in_bytes;
   double split_sectors = g->aligned ? 0 : kmajor * 32 / MAX (seg, 32);
-  w->l2_bytes = w->ld_bytes + w->st_bytes + split_sectors;
-  w->dram_bytes = MIN (w->l2_bytes, dram_total / g->blocks);
+  double l2 = a / sharing + (w->ld_bytes - a) + w->st_bytes + split_sectors;
+  w->l2_bytes = l2 * gs_arch_l2_eff (arch);
+  w->dram_bytes = MIN (l2, dram_total / g->blocks);
 }
 
 static const char *
@@ -477,6 +489,30 @@ layout_letters (GsLayout l)
 {
   static const char *const s[] = { "nn", "nt", "tn", "tt" };
   return s[l];
+}
+
+/* Tensor-core kernel names in cuBLAS's styles: volta_h884gemm,
+ * turing_h1688gemm / turing_i8816gemm, ampere_<dt>_s16816gemm (also on
+ * sm86/sm89), sm89_xmma_gemm for fp8 on Ada. */
+static char *
+tensor_name (GsGemmGen gen, const GsGemmCfg *cfg, const GsGemmShape *s)
+{
+  const char *lay = layout_letters (s->layout);
+  const char *dt = gs_dtype_name (s->dtype);
+  int r = cfg->tile_rows, c = cfg->tile_cols;
+  if (gen == GS_GEMM_GEN_VOLTA)
+    return g_strdup_printf ("volta_h884gemm_%dx%d_ldg8_%s", r, c, lay);
+  if (gen == GS_GEMM_GEN_TURING)
+    return g_strdup_printf ("turing_%s_%dx%d_ldg8_%s", s->dtype
+                            == GS_DTYPE_INT8 ? "i8816gemm_int8"
+                            : "h1688gemm", r, c, lay);
+  if (s->dtype == GS_DTYPE_FP8)
+    return g_strdup_printf ("sm89_xmma_gemm_e4m3e4m3_e4m3f32_f32_%s_n_"
+                            "tilesize%dx%dx%d_stage%d_cublas", lay, r, c,
+                            cfg->tile_k * 2, cfg->stages);
+  return g_strdup_printf ("ampere_%s_s%sgemm_%s_%dx%d_ldg8_f2f_stages_%dx%d"
+                          "_%s", dt, s->dtype == GS_DTYPE_TF32 ? "1688"
+                          : "16816", dt, r, c, cfg->tile_k, cfg->stages, lay);
 }
 
 /* The name a profiler shows for the kernel. */
@@ -499,14 +535,7 @@ kernel_name (GsGemmGen gen, const GsGemmCfg *cfg, const GsGemmShape *s)
       return g_strdup_printf ("cutlass::Kernel<cutlass_80_simt_sgemm_%s_8x%d"
                               "_%s_align1>", cfg->tag, cfg->stages, lay);
     case GS_GEMM_TENSOR:
-      {
-        static const char *const pre[] = { "volta_h884", "turing_h1688",
-                                           "ampere", "sm89_xmma", "" };
-        return g_strdup_printf ("%s_%s_s16816gemm_%s_%dx%d_ldg8_stages_%dx%d"
-                                "_%s", pre[gen], dt, dt, cfg->tile_rows,
-                                cfg->tile_cols, cfg->tile_k, cfg->stages,
-                                lay);
-      }
+      return tensor_name (gen, cfg, s);
     case GS_GEMM_WGMMA:
       return g_strdup_printf ("sm90_xmma_gemm_%s_%s_n_tilesize%s_"
                               "warpgroupsize%dx1x1_execute_segment_k_off_"
@@ -587,7 +616,7 @@ gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
   else
     simt_work (cfg, &g, &k.work);
   double total = dram_bytes (arch, s, &g, split, bps * arch->sm_count);
-  memory_work (s, &g, total, &k.work);
+  memory_work (arch, s, &g, bps, total, &k.work);
   g_array_append_val (kernels, k);
   if (split > 1)
     splitk_reduce (s, split, kernels);

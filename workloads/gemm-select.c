@@ -66,34 +66,39 @@ gs_gemm_selector_key (const GsGemmShape *s)
 
 /* ------------------------------------------------------------- heuristic */
 
-/* Default efficiency of a family before calibration: what share of the
- * pipe peak its inner loop can reach, from the instructions it issues per
- * FMA (bigger register tiles amortise their fragment loads better). */
+/* What the estimate needs of one configuration, computed once. */
+typedef struct {
+  const GsGemmCfg *cfg;
+  int bps;                 /* blocks per SM */
+  double rate;             /* FLOP/s one SM reaches with this kernel */
+  double block_fixed_ns;
+} Candidate;
+
+/* Estimated time of a configuration and split-K factor, ns: the waves
+ * (an SM of a partial last wave runs only the blocks it holds) times a
+ * block's FLOPs at the family's share of the SM peak, or the DRAM time of
+ * the operands, the output and (split-K) the partial tiles, whichever is
+ * longer. */
 static double
-estimate_time_ns (const GsArch *arch, const GsGemmParams *p,
-                  const GsGemmShape *s, const GsGemmCfg *cfg, int split,
-                  int bps)
+estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
+                  const Candidate *c, int split)
 {
+  const GsGemmCfg *cfg = c->cfg;
   double tr = cfg->tile_rows, tc = cfg->tile_cols;
   double tiles = ceil (s->rows / tr) * ceil (s->cols / tc);
   double blocks = tiles * s->batch * split;
-  double waves = ceil (blocks / ((double) bps * arch->sm_count));
-  double kslice = ceil ((double) s->depth / split / 8) * 8;
-  GsDtype d = s->dtype;
-  double peak = gs_arch_peak_flops (arch, d) / arch->sm_count;   /* FLOP/s */
-  GsGemmFamily fam = gs_gemm_params_family (p, cfg, s->layout);
-  /* The SMs that hold a partial last wave run fewer blocks, each faster;
-   * count a wave by the blocks an SM holds in it. */
-  double full = floor (blocks / ((double) bps * arch->sm_count));
-  double rest = blocks - full * bps * arch->sm_count;
+  double per_wave = (double) c->bps * arch->sm_count;
+  double full = floor (blocks / per_wave);
+  double rest = blocks - full * per_wave;
   double last = rest > 0 ? MAX (1.0, ceil (rest / arch->sm_count)) : 0;
+  double kslice = ceil ((double) s->depth / split / 8) * 8;
   double block_flops = 2 * tr * tc * kslice;
-  double t = (full * bps + last) * block_flops / (peak * fam.eff_compute)
-             * 1e9 + (waves * fam.block_fixed_ns);
+  double t = (full * c->bps + last) * block_flops / c->rate * 1e9
+             + ceil (blocks / per_wave) * c->block_fixed_ns;
   double bw = gs_arch_dram_bw (arch) * gs_arch_dram_eff (arch);
   double out = (double) s->rows * s->cols * s->batch * 4;
   double in = ((double) s->rows + s->cols) * s->depth * s->batch
-              * gs_dtype_bytes (d);
+              * gs_dtype_bytes (s->dtype);
   double mem = (in + out * split) / bw * 1e9;
   if (split > 1)
     mem += out * (split + 1) / bw * 1e9 + 2000;    /* reduce kernel + launch */
@@ -108,18 +113,22 @@ gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
   const GsGemmCfg *cat = gs_gemm_catalogue (gs_gemm_gen (arch), s->dtype,
                                             &n);
   double best = INFINITY;
+  double peak = gs_arch_peak_flops (arch, s->dtype) / arch->sm_count;
   out->cfg = NULL;
   out->split = 1;
   for (guint i = 0; i < n; i++)
     {
-      int bps = gs_gemm_blocks_per_sm (arch, &cat[i], s->layout);
-      if (bps <= 0)
+      GsGemmFamily fam = gs_gemm_params_family (p, &cat[i], s->layout);
+      Candidate c = { &cat[i], gs_gemm_blocks_per_sm (arch, &cat[i],
+                                                      s->layout),
+                      peak * fam.eff_compute, fam.block_fixed_ns };
+      if (c.bps <= 0)
         continue;
       for (int split = 1; split <= 16; split++)
         {
           if (split > 1 && s->depth / split < 4 * cat[i].tile_k)
             break;
-          double t = estimate_time_ns (arch, p, s, &cat[i], split, bps);
+          double t = estimate_time_ns (arch, s, &c, split);
           if (t < best * (1 - 1e-9))
             {
               best = t;

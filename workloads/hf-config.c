@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include "workloads/hf-config.h"
+#include "workloads/json-depth.h"
 #include "sim/error.h"
 
 #include <json-glib/json-glib.h>
@@ -72,6 +73,14 @@ gs_hf_supported_types (void)
          "switch_transformers, t5";
 }
 
+/* Bounds on what a config may say, far above any published model (the
+ * largest have about 128 layers, widths of a few 10^4, vocabularies of a few
+ * 10^5 and 2048 experts) and low enough that sizes multiply without
+ * overflow and a model builds in bounded time and memory. */
+#define MAX_SIZE (1 << 24)       /* any width, count or table size */
+#define MAX_LAYERS 1024          /* per stack (encoder, decoder) */
+#define MAX_EXPERTS 4096
+
 /* ------------------------------------------------------------ JSON access */
 
 typedef struct {
@@ -125,15 +134,35 @@ get_int (const Reader *r, const char *key, int def, gboolean required,
     v = json_node_get_double (n);
   else
     return fail_type (r, key, "a positive integer", error);
-  if (v != floor (v) || v <= 0 || v > G_MAXINT)
+  if (v != floor (v) || v <= 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                    "%s: key '%s' is %g; it must be a positive integer",
                    r->file, key, v);
       return FALSE;
     }
+  if (v > MAX_SIZE)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key '%s' is %.15g; gpusim accepts at most %d",
+                   r->file, key, v, MAX_SIZE);
+      return FALSE;
+    }
   *out = (int) v;
   return TRUE;
+}
+
+/* Fails when VALUE of KEY exceeds MAX (what WHAT counts). */
+static gboolean
+check_max (const Reader *r, const char *key, int value, int max,
+           const char *what, GError **error)
+{
+  if (value <= max)
+    return TRUE;
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+               "%s: key '%s' is %d; gpusim models at most %d %s",
+               r->file, key, value, max, what);
+  return FALSE;
 }
 
 /* Reads a probability in [0, 1) (dropout); absent: DEF. */
@@ -221,6 +250,35 @@ parse_act (const Reader *r, const char *key, const char *s, GsHfAct *act,
   return FALSE;
 }
 
+/* One entry of GPT-Neo's attention_types: [["global", "local"], 12], a
+ * non-empty list of strings and a repeat count >= 0. */
+static gboolean
+neo_pattern (JsonNode *e, JsonArray **pat, gint64 *reps)
+{
+  JsonArray *pair = JSON_NODE_HOLDS_ARRAY (e) ? json_node_get_array (e)
+                                              : NULL;
+  if (pair == NULL || json_array_get_length (pair) != 2
+      || !JSON_NODE_HOLDS_ARRAY (json_array_get_element (pair, 0)))
+    return FALSE;
+  JsonNode *count = json_array_get_element (pair, 1);
+  if (!JSON_NODE_HOLDS_VALUE (count)
+      || json_node_get_value_type (count) != G_TYPE_INT64
+      || json_node_get_int (count) < 0)
+    return FALSE;
+  *pat = json_array_get_array_element (pair, 0);
+  *reps = json_node_get_int (count);
+  if (json_array_get_length (*pat) == 0)
+    return FALSE;
+  for (guint j = 0; j < json_array_get_length (*pat); j++)
+    {
+      JsonNode *s = json_array_get_element (*pat, j);
+      if (!JSON_NODE_HOLDS_VALUE (s)
+          || json_node_get_value_type (s) != G_TYPE_STRING)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* GPT-Neo attention_types: [[["global", "local"], 12]] means the pattern
  * global, local repeated 12 times. */
 static gboolean
@@ -238,33 +296,38 @@ parse_neo_layers (const Reader *r, GsHfConfig *c, GError **error)
     return fail_type (r, "attention_types",
                       "a list like [[[\"global\", \"local\"], 12]]", error);
   JsonArray *outer = json_node_get_array (n);
-  int at = 0;
+  gint64 at = 0;
   for (guint i = 0; i < json_array_get_length (outer); i++)
     {
-      JsonNode *e = json_array_get_element (outer, i);
-      JsonArray *pair = JSON_NODE_HOLDS_ARRAY (e) ? json_node_get_array (e)
-                                                  : NULL;
-      if (pair == NULL || json_array_get_length (pair) != 2
-          || !JSON_NODE_HOLDS_ARRAY (json_array_get_element (pair, 0)))
+      JsonArray *pat;
+      gint64 reps;
+      if (!neo_pattern (json_array_get_element (outer, i), &pat, &reps))
         return fail_type (r, "attention_types",
                           "a list like [[[\"global\", \"local\"], 12]]",
                           error);
-      JsonArray *pat = json_array_get_array_element (pair, 0);
-      gint64 reps = json_array_get_int_element (pair, 1);
-      for (gint64 k = 0; k < reps; k++)
+      /* Stop counting once past the layers: the message only needs to
+       * say there are too many. */
+      for (gint64 k = 0; k < reps && at <= c->layers; k++)
         for (guint j = 0; j < json_array_get_length (pat); j++)
           {
             const char *s = json_array_get_string_element (pat, j);
             if (at < c->layers)
-              c->local[at] = g_strcmp0 (s, "local") == 0;
+              c->local[at] = strcmp (s, "local") == 0;
             at++;
           }
+    }
+  if (at > c->layers)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key 'attention_types' describes more than %d layers "
+                   "but 'num_layers' is %d", r->file, c->layers, c->layers);
+      return FALSE;
     }
   if (at != c->layers)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key 'attention_types' describes %d layers but "
-                   "'num_layers' is %d", r->file, at, c->layers);
+                   "%s: key 'attention_types' describes %" G_GINT64_FORMAT
+                   " layers but 'num_layers' is %d", r->file, at, c->layers);
       return FALSE;
     }
   return TRUE;
@@ -277,7 +340,8 @@ read_sizes (const Reader *r, const FamilyKeys *fk, GsHfConfig *c,
   if (!get_int (r, fk->hidden, 0, TRUE, &c->hidden, error)
       || !get_int (r, fk->layers, 0, TRUE, &c->layers, error)
       || !get_int (r, fk->heads, 0, TRUE, &c->heads, error)
-      || !get_int (r, fk->vocab, 0, TRUE, &c->vocab, error))
+      || !get_int (r, fk->vocab, 0, TRUE, &c->vocab, error)
+      || !check_max (r, fk->layers, c->layers, MAX_LAYERS, "layers", error))
     return FALSE;
   int ffn_def = fk->ffn_def > 0 ? fk->ffn_def : 4 * c->hidden;
   if (!get_int (r, fk->ffn, ffn_def, FALSE, &c->ffn, error))
@@ -315,6 +379,10 @@ read_bert (const Reader *r, GsHfConfig *c, GError **error)
     return FALSE;
   c->p_embd = c->p_resid;
   c->tie_embeddings = TRUE;
+  /* BertConfig's pad_token_id defaults to 0; only an explicit null turns
+   * off BertModel's padding check. */
+  c->pad_check = !json_object_has_member (r->obj, "pad_token_id")
+                 || member (r, "pad_token_id") != NULL;
   /* num_labels defaults to 2 (PretrainedConfig id2label). */
   JsonNode *labels = member (r, "id2label");
   int def = labels && JSON_NODE_HOLDS_OBJECT (labels)
@@ -371,6 +439,8 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
   if (c->family == GS_HF_MIXTRAL)
     {
       if (!get_int (r, "num_local_experts", 8, FALSE, &c->experts, error)
+          || !check_max (r, "num_local_experts", c->experts, MAX_EXPERTS,
+                         "experts", error)
           || !get_int (r, "num_experts_per_tok", 2, FALSE, &c->top_k, error))
         return FALSE;
       if (c->top_k > c->experts)
@@ -400,6 +470,8 @@ read_t5 (const Reader *r, GsHfConfig *c, GError **error)
   if (!get_int (r, "d_kv", 64, FALSE, &dkv, error)
       || !get_int (r, "num_decoder_layers", c->layers, FALSE, &c->dec_layers,
                    error)
+      || !check_max (r, "num_decoder_layers", c->dec_layers, MAX_LAYERS,
+                     "layers", error)
       || !get_int (r, "relative_attention_num_buckets", 32, FALSE,
                    &c->rel_buckets, error)
       || !get_prob (r, "dropout_rate", 0.1, &c->p_resid, error)
@@ -427,6 +499,8 @@ read_t5 (const Reader *r, GsHfConfig *c, GError **error)
       int se, sd;
       double jitter;
       if (!get_int (r, "num_experts", 8, FALSE, &c->experts, error)
+          || !check_max (r, "num_experts", c->experts, MAX_EXPERTS, "experts",
+                         error)
           || !get_int (r, "expert_capacity", 64, FALSE, &c->capacity, error)
           || !get_int (r, "num_sparse_encoder_layers", 3, FALSE, &se, error)
           || !get_int (r, "num_sparse_decoder_layers", 3, FALSE, &sd, error)
@@ -473,13 +547,25 @@ check_shape (const Reader *r, const FamilyKeys *fk, GsHfConfig *c,
 static JsonObject *
 parse_file (const char *file, JsonParser *parser, GError **error)
 {
+  g_autofree char *data = NULL;
+  gsize len = 0;
   GError *e = NULL;
-  if (!json_parser_load_from_file (parser, file, &e))
+  if (!g_file_get_contents (file, &data, &len, &e))
     {
-      gboolean io = g_error_matches (e, G_FILE_ERROR, G_FILE_ERROR_NOENT)
-                    || e->domain == G_FILE_ERROR;
-      g_set_error (error, GS_ERROR, io ? GS_ERROR_IO : GS_ERROR_INPUT,
-                   "%s: %s", file, e->message);
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: %s", file, e->message);
+      g_error_free (e);
+      return NULL;
+    }
+  if (!gs_json_check_depth (data, len, file, error))
+    return NULL;
+  if (!json_parser_load_from_data (parser, data, (gssize) len, &e))
+    {
+      /* json-glib says "<data>:LINE:COL: Parse error: ..." */
+      const char *msg = e->message;
+      if (g_str_has_prefix (msg, "<data>"))
+        msg += strlen ("<data>");
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s%s%s", file,
+                   *msg == ':' ? "" : ": ", msg);
       g_error_free (e);
       return NULL;
     }

@@ -57,6 +57,8 @@ typedef struct {
   gboolean tie_embeddings; /* LM head shares the token embedding */
   gboolean scale_attn;     /* GPT-2 scale_attn_weights */
   gboolean linear_bias;    /* projections carry a bias */
+  gboolean pad_check;      /* BERT: without an attention mask the model
+                            * looks for pad_token_id in input_ids */
 
   /* Dropout probabilities (active in training). */
   double p_embd, p_attn, p_resid, p_act;

@@ -2,7 +2,8 @@
  *
  * Lowering a GEMM op: the measured kernel when a hint names one, else the
  * learned selection rules of calibration.library.gemm.select, else the
- * heuristic (gemm-select.c); one-row GEMMs go to cuBLAS's gemv.  The
+ * heuristic (gemm-select.c); one-row GEMMs (decode) go to cuBLAS's gemv,
+ * batched ones to its batched gemv.  The
  * kernel's blocks are described by gemm-kernels.c, fused attention by
  * gemm-attn.c.
  *
@@ -490,7 +491,9 @@ gs_gemm_lower (const GsArch *arch, const GsGemmParams *p,
   GsGemmChoice c;
   if (gs_gemm_select_hint (arch, s, hint, &c))
     gs_gemm_build (arch, p, s, &c, kernels);
-  else if (s->rows == 1 && s->batch == 1 && s->dtype == GS_DTYPE_FP32)
+  else if (s->rows == 1 && (s->dtype == GS_DTYPE_FP32
+                             || s->dtype == GS_DTYPE_FP16
+                             || s->dtype == GS_DTYPE_BF16))
     gs_gemm_build_gemv (arch, p, s, kernels);
   else if (gs_gemm_select (arch, p, s, &c))
     gs_gemm_build (arch, p, s, &c, kernels);

@@ -7,10 +7,12 @@ libgsworkloads_a_SOURCES = \
 	workloads/workload.c workloads/workload.h \
 	workloads/model.c workloads/model.h \
 	workloads/hf-config.c workloads/hf-config.h \
+	workloads/json-depth.c workloads/json-depth.h \
 	workloads/model-graph.c workloads/model-graph.h \
 	workloads/model-backward.c workloads/model-build.h \
 	workloads/model-blocks.c workloads/model-decoder.c \
 	workloads/model-encoder.c \
+	workloads/model-memory.c workloads/model-memory.h \
 	workloads/runtime.h workloads/runtime-host.c \
 	workloads/runtime-compiled.c \
 	workloads/library.c workloads/library.h workloads/library-private.h \

@@ -164,7 +164,13 @@ deliver (Bw *b, int v, int gv)
   b->received[v]++;
   if (val.param && b->received[v] == b->uses[v]
       && b->g->opt.accumulate_grads)
-    bw_pointwise (b, "add_", val.elems / val.cols, val.cols, 2, 0, 1, 0);
+    {
+      /* AccumulateGrad runs in eager PyTorch, compiled model or not. */
+      gboolean saved = b->g->eager;
+      b->g->eager = TRUE;
+      bw_pointwise (b, "add_", val.elems / val.cols, val.cols, 2, 0, 1, 0);
+      b->g->eager = saved;
+    }
 }
 
 static const GsMgValue *
@@ -491,8 +497,10 @@ gs_mg_backward (GsMg *g, int loss)
 
   GsPhase saved_phase = g->phase;
   int saved_layer = g->layer;
+  gboolean saved_eager = g->eager;
   g->phase = GS_PHASE_BACKWARD;
   gs_mg_host (g, GS_HOST_GRAPH, 1);   /* the compiled backward graph */
+  g->eager = TRUE;                    /* the engine's seed */
   /* loss.backward() seeds the graph with ones_like(loss). */
   GsMgNode seed_ctx;
   memset (&seed_ctx, 0, sizeof seed_ctx);
@@ -513,11 +521,15 @@ gs_mg_backward (GsMg *g, int loss)
       b.reads[1] = node.in[0];
       b.reads[2] = node.rule == GS_BW_GEMM ? node.in[1] : node.out;
       g->layer = node.op.layer;
+      /* The backward of what ran outside the compiled graphs (the loss)
+       * runs outside them too. */
+      g->eager = node.eager;
       gs_mg_next_call (g);
       differentiate (&b, b.grad[node.out]);
     }
   g->phase = saved_phase;
   g->layer = saved_layer;
+  g->eager = saved_eager;
   g_free (reached);
   g_free (b.uses);
   g_free (b.received);

@@ -80,9 +80,10 @@ attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
                            cols, 1, 0, FALSE);
       if (a->mask_max)
         {
-          /* torch.max(w, torch.tensor(min, device=...)): a host-to-device
-           * copy of the scalar, then maximum. */
-          gs_mg_host (g, GS_HOST_OP, 1);
+          /* torch.max(w, torch.tensor(min, device=...)): the scalar is
+           * copied host-to-device without non_blocking, which synchronizes
+           * the stream (every OPT layer waits for the GPU here). */
+          gs_mg_host (g, GS_HOST_SYNC, 1);
           s = gs_mg_pointwise (g, "maximum", GS_BW_UNARY, s, -1, rows, cols,
                                1, 0, FALSE);
           GsMgNode *n = gs_mg_last (g);
@@ -361,6 +362,10 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
 {
   GsMg *g = b->g;
   int64_t E = b->cfg->experts, K = b->cfg->top_k;
+  /* torch.where in the expert loop breaks the graph inside a loop:
+   * Dynamo runs the block eagerly (as for Switch, below). */
+  gboolean saved_eager = g->eager;
+  g->eager = TRUE;
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_VIEW, 1);
   int logits = gs_mg_linear (g, "gate", x, T, H, E, -1, FALSE, FALSE);
@@ -403,11 +408,84 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
                     2, n, H, T * H, H);
     }
   gs_mg_host (g, GS_HOST_VIEW, 1);
+  g->eager = saved_eager;
+  gs_mg_host (g, GS_HOST_GRAPH, 1);
   return final;
 }
 
+/* A kernel of an already-started framework call (the second and later
+ * kernels of one aten op): only its launch costs host time. */
 static int
-switch_router (GsMb *b, int x, int64_t T, int64_t H, int *probs_out)
+node_more (GsMg *g, GsOpKind kind, const char *name, GsBwRule rule,
+           const int *in, int n_in, int64_t rows, int64_t cols,
+           int64_t out_elems, int64_t out_cols)
+{
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = kind;
+  op.name = (char *) name;
+  op.dtype = g->opt.dtype;
+  op.rows = rows;
+  op.cols = cols;
+  op.reduce_dim = 1;
+  op.alu_per_elem = 1;
+  int v = gs_mg_add (g, &op, rule, GS_HOST_NONE, in, n_in, out_elems,
+                     out_cols);
+  op.name = NULL;
+  return v;
+}
+
+/* Boolean-mask indexing turns the mask of MASK elements into indices
+ * first: aten::nonzero counts (cub), copies the count to the host (a
+ * blocking copy: the host waits for the GPU) and selects. */
+static void
+mask_to_indices (GsMg *g, int64_t mask)
+{
+  int in[1] = { -1 };
+  node (g, GS_OP_REDUCE, "nonzero", GS_BW_NONE, in, 0, 1, mask, 1, 1);
+  gs_mg_host (g, GS_HOST_SYNC, 1);
+  node_more (g, GS_OP_COPY, "nonzero_select", GS_BW_NONE, in, 0, mask, 1,
+             mask, 1);
+}
+
+/* x[mask] with a mask of MASK elements selecting N rows of width H. */
+static int
+mask_gather (GsMg *g, int x, int64_t mask, int64_t n, int64_t H)
+{
+  mask_to_indices (g, mask);
+  if (n == 0)
+    return -1;                   /* an empty result launches nothing */
+  int in[1] = { x };
+  return node_more (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, H,
+                    n * H, H);
+}
+
+/* x[mask] = v: N rows of width H scattered into X ([rows, H]). */
+static int
+mask_scatter (GsMg *g, int x, int v, int64_t mask, int64_t n, int64_t H)
+{
+  mask_to_indices (g, mask);
+  if (n == 0)
+    return x;
+  int in[2] = { x, v };
+  return node_more (g, GS_OP_EMBEDDING, "index_put_", GS_BW_INDEX_PUT, in, 2,
+                    n, H, gs_mg_val (g, x)->elems, H);
+}
+
+/* torch.count_nonzero(mask): (mask != 0).sum() on CUDA, two kernels. */
+static void
+count_nonzero (GsMg *g, int64_t mask)
+{
+  int in[1] = { -1 };
+  node (g, GS_OP_ELEMENTWISE, "ne", GS_BW_NONE, in, 0, 1, mask, mask, 1);
+  node_more (g, GS_OP_REDUCE, "sum", GS_BW_NONE, in, 0, 1, mask, 1, 1);
+}
+
+/* SwitchTransformersTop1Router (4.36): float32 cast, jitter (training),
+ * classifier, softmax, argmax, one_hot, capacity mask by the cumsum over
+ * each sequence, max of the probabilities.  Returns the [T, 1] probs. */
+static int
+switch_router (GsMb *b, int x, int64_t T, int64_t H)
 {
   GsMg *g = b->g;
   int64_t E = b->cfg->experts;
@@ -420,6 +498,10 @@ switch_router (GsMb *b, int x, int64_t T, int64_t H, int *probs_out)
       x = gs_mg_pointwise (g, "mul_", GS_BW_MUL, x, noise, T, H, 1, 0,
                            FALSE);
     }
+  /* _cast_classifier: classifier.to(float32) walks the module's
+   * parameters in Python every call (no kernel; about two module calls of
+   * work, estimate). */
+  gs_mg_host (g, GS_HOST_MODULE, 2);
   int logits = gs_mg_linear (g, "classifier", x, T, H, E, -1, FALSE, FALSE);
   int probs = gs_mg_softmax (g, logits, T, E);
   int in[1] = { probs };
@@ -430,56 +512,150 @@ switch_router (GsMb *b, int x, int64_t T, int64_t H, int *probs_out)
   gs_mg_pointwise (g, "le", GS_BW_NONE, -1, -1, T, E, 1, 0, TRUE);
   gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, T, E, 1, 0, FALSE);
   /* max(router_probs, dim=-1).values.unsqueeze(-1) */
-  *probs_out = node (g, GS_OP_REDUCE, "max", GS_BW_GATHER, in, 1, T, E, T,
-                     1);
-  return probs;
+  return node (g, GS_OP_REDUCE, "max", GS_BW_GATHER, in, 1, T, E, T, 1);
+}
+
+/* SwitchTransformersDenseActDense on ROWS rows: wi, act, dropout, wo.
+ * With no rows (an expert no token chose) the Python still runs: module
+ * calls and the ops' dispatch, no kernel. */
+static int
+switch_expert (GsMb *b, const char *scope, int x, int64_t rows, int64_t H)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  g_autofree char *saved = g_strdup (g->scope);
+  gs_mg_scope (g, scope, g->layer);
+  gs_mg_module (g);
+  int h = -1;
+  if (rows == 0)
+    {
+      gs_mg_host (g, GS_HOST_MODULE, 4);
+      gs_mg_host (g, GS_HOST_GEMM, 2);
+      gs_mg_host (g, GS_HOST_OP, 1);
+    }
+  else
+    {
+      h = gs_mg_linear (g, "wi", x, rows, H, c->ffn, -1, FALSE, FALSE);
+      h = gs_mb_act (b, c->act, h, rows, c->ffn);
+      h = gs_mg_dropout (g, h, rows, c->ffn, c->p_act, TRUE);
+      h = gs_mg_linear (g, "wo", h, rows, c->ffn, H, -1, FALSE, FALSE);
+    }
+  gs_mg_scope (g, saved, g->layer);
+  return h;
+}
+
+/* `buf[:n] = v` for a buffer of ROWS x H: a copy kernel into the slice
+ * (autograd: CopySlices, whose backward clears the slice of the buffer's
+ * gradient and hands the slice to V). */
+static int
+copy_into_rows (GsMg *g, int buf, int v, int64_t rows, int64_t n, int64_t H)
+{
+  gs_mg_next_call (g);
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_COPY;
+  op.name = (char *) "copy_";
+  op.dtype = g->opt.dtype;
+  op.rows = n;
+  op.cols = H;
+  int in[2] = { buf, v };
+  int y = gs_mg_add (g, &op, GS_BW_INDEX_PUT, GS_HOST_OP, in, 2, rows * H,
+                     H);
+  op.name = NULL;
+  return y;
+}
+
+/* The sparse MLP as the reference harness patches it: a zero buffer of
+ * batch x expert_capacity rows; per expert the boolean token mask, its
+ * count_nonzero, the gather into buffer[:count], the expert over the
+ * WHOLE buffer (its output becomes the next buffer) and the scatter of
+ * buffer[:count] back into the tokens' rows.  Slicing with the 0-dim
+ * count calls item(): two more blocking copies per expert. */
+static int
+switch_moe_harness (GsMb *b, int x, int64_t T, int64_t H, int probs)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t rows = b->batch * c->capacity;
+  int next = gs_mg_copy (g, "clone", GS_BW_PASS, x, T, H);
+  int buf = gs_mg_fill (g, "zeros", rows, H);
+  for (int e = 0; e < c->experts; e++)
+    {
+      int64_t n = gs_mb_expert_tokens (b, e, T, 1, c->capacity);
+      g_autofree char *scope = g_strdup_printf ("%s.experts.expert_%d",
+                                                g->scope, e);
+      gs_mg_host (g, GS_HOST_VIEW, 1);          /* router_mask[:, :, idx] */
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, 1, 0, 0, FALSE);
+      count_nonzero (g, T);
+      int cur = mask_gather (g, x, T, n, H);    /* hidden_states[mask] */
+      gs_mg_host (g, GS_HOST_SYNC, 1);          /* [:num_chosen] */
+      gs_mg_host (g, GS_HOST_VIEW, 1);
+      if (n > 0)
+        buf = copy_into_rows (g, buf, cur, rows, n, H);
+      buf = switch_expert (b, scope, buf, rows, H);
+      gs_mg_host (g, GS_HOST_SYNC, 1);          /* [:num_chosen] */
+      int v = -1;
+      if (n > 0)
+        v = gs_mg_slice (g, buf, n * H, H);
+      else
+        gs_mg_host (g, GS_HOST_VIEW, 1);
+      next = mask_scatter (g, next, v, T, n, H);  /* next_states[mask] = */
+    }
+  return gs_mg_pointwise (g, "mul", GS_BW_MUL, next, probs, T, H, 1, 0,
+                          FALSE);
+}
+
+/* SwitchTransformersSparseMLP as transformers 4.36 ships it: clone the
+ * states, then per expert gather its tokens, run it on them and scatter
+ * the result back. */
+static int
+switch_moe_hf (GsMb *b, int x, int64_t T, int64_t H, int probs)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int next = gs_mg_copy (g, "clone", GS_BW_PASS, x, T, H);
+  for (int e = 0; e < c->experts; e++)
+    {
+      int64_t n = gs_mb_expert_tokens (b, e, T, 1, c->capacity);
+      g_autofree char *scope = g_strdup_printf ("%s.experts.expert_%d",
+                                                g->scope, e);
+      gs_mg_host (g, GS_HOST_VIEW, 1);          /* router_mask[:, :, idx] */
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, 1, 0, 0, FALSE);
+      int cur = mask_gather (g, x, T, n, H);
+      int y = switch_expert (b, scope, cur, n, H);
+      gs_mg_host (g, GS_HOST_PY, 1);            /* .to(next_states.dtype) */
+      next = mask_scatter (g, next, y, T, n, H);
+    }
+  return gs_mg_pointwise (g, "mul", GS_BW_MUL, next, probs, T, H, 1, 0,
+                          FALSE);
 }
 
 int
 gs_mb_switch_moe (GsMb *b, int x, int64_t T, int64_t H)
 {
   GsMg *g = b->g;
-  const GsHfConfig *c = b->cfg;
+  /* The expert loop's data-dependent shapes break the graph inside a
+   * loop, so Dynamo skips the whole frame: under torch.compile the sparse
+   * MLP runs eagerly (its router and experts would be compiled as frames
+   * of their own, but 2.1 guards each module instance and stops
+   * recompiling after 8: most run eager too), and the rest of the layer
+   * resumes in a new compiled graph. */
+  gboolean saved_eager = g->eager;
+  g->eager = TRUE;
   gs_mg_module (g);
   char *mlp_scope = g_strdup (g->scope);
   g_autofree char *router_scope = g_strconcat (mlp_scope, ".router", NULL);
   gs_mg_scope (g, router_scope, g->layer);
-  int probs;
-  switch_router (b, x, T, H, &probs);
+  int probs = switch_router (b, x, T, H);
   gs_mg_scope (g, mlp_scope, g->layer);
   int in[1] = { -1 };
-  node (g, GS_OP_REDUCE, "argmax", GS_BW_NONE, in, 0, T, c->experts, T, 1);
-  int next = gs_mg_copy (g, "clone", GS_BW_PASS, x, T, H);
-  for (int e = 0; e < c->experts; e++)
-    {
-      int64_t n = gs_mb_expert_tokens (b, e, T, 1, c->capacity);
-      g_autofree char *scope = g_strdup_printf ("%s.experts.expert_%d",
-                                                mlp_scope, e);
-      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, 1, 0, 0, FALSE);
-      nonzero (g, T);                            /* hidden_states[mask] */
-      if (n > 0)
-        {
-          in[0] = x;
-          int cur = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1,
-                          n, H, n * H, H);
-          gs_mg_scope (g, scope, g->layer);
-          gs_mg_module (g);
-          int h = gs_mg_linear (g, "wi", cur, n, H, c->ffn, -1, FALSE, FALSE);
-          h = gs_mb_act (b, c->act, h, n, c->ffn);
-          h = gs_mg_dropout (g, h, n, c->ffn, c->p_act, TRUE);
-          h = gs_mg_linear (g, "wo", h, n, c->ffn, H, -1, FALSE, FALSE);
-          gs_mg_scope (g, mlp_scope, g->layer);
-          nonzero (g, T);                        /* next_states[mask] = */
-          int put[2] = { next, h };
-          next = node (g, GS_OP_EMBEDDING, "index_put_", GS_BW_INDEX_PUT,
-                       put, 2, n, H, T * H, H);
-        }
-      else
-        nonzero (g, T);
-    }
-  int y = gs_mg_pointwise (g, "mul", GS_BW_MUL, next, probs, T, H, 1, 0,
-                           FALSE);
+  node (g, GS_OP_REDUCE, "argmax", GS_BW_NONE, in, 0, T, b->cfg->experts, T,
+        1);
+  int y = g->opt.moe == GS_MG_MOE_HF ? switch_moe_hf (b, x, T, H, probs)
+                                     : switch_moe_harness (b, x, T, H, probs);
   g_free (mlp_scope);
+  g->eager = saved_eager;
+  gs_mg_host (g, GS_HOST_GRAPH, 1);
   return y;
 }
 
@@ -503,6 +679,8 @@ gs_mb_generate_glue (GsMb *b, int64_t vocab)
 {
   GsMg *g = b->g;
   int64_t B = b->batch, L = b->past + b->seq;
+  gboolean saved_eager = g->eager;
+  g->eager = TRUE;             /* generate()'s loop is Python, not compiled */
   gs_mg_scope (g, "generate", -1);
   gs_mg_host (g, GS_HOST_PY, 20);         /* logits processors, kwargs */
   gs_mg_host (g, GS_HOST_VIEW, 1);        /* logits[:, -1, :] */
@@ -524,4 +702,5 @@ gs_mb_generate_glue (GsMb *b, int64_t vocab)
   /* if unfinished_sequences.max() == 0: the host reads the result */
   node (g, GS_OP_REDUCE, "max", GS_BW_NONE, in, 0, 1, B, 1, 1);
   gs_mg_host (g, GS_HOST_SYNC, 1);
+  g->eager = saved_eager;
 }

@@ -159,6 +159,28 @@ bert_pretraining_heads (GsMb *b, int h, int pooled, int word)
   return (GsMbOut) { logits, T, c->vocab };
 }
 
+/* warn_if_padding_and_no_attention_mask (transformers >= 4.31), with no
+ * attention mask given: `pad_token_id in input_ids[:, [-1, 0]]`.  The
+ * list index is copied to the GPU (a blocking copy), gathered, compared,
+ * reduced by any(), and item() reads the answer (a second wait).  Under
+ * torch.compile (is_torchdynamo_compiling()) it returns at once. */
+static void
+bert_pad_check (GsMb *b)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch;
+  if (!b->cfg->pad_check || g->opt.compiled)
+    return;
+  scope (b, -1, "bert.pad_check");
+  gs_mg_host (g, GS_HOST_PY, 4);
+  gs_mg_host (g, GS_HOST_SYNC, 1);
+  gs_mg_copy (g, "index", GS_BW_NONE, -1, B, 2);
+  gs_mg_pointwise (g, "eq", GS_BW_NONE, -1, -1, B, 2, 1, 0, TRUE);
+  gs_mg_reduce (g, "any", GS_BW_NONE, -1, 1, 2 * B, 1);
+  gs_mg_host (g, GS_HOST_SYNC, 1);
+  scope (b, -1, "bert");
+}
+
 GsMbOut
 gs_mb_bert (GsMb *b)
 {
@@ -166,6 +188,7 @@ gs_mb_bert (GsMb *b)
   const GsHfConfig *c = b->cfg;
   int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
   scope (b, -1, "bert");
+  bert_pad_check (b);
   gs_mg_host (g, GS_HOST_PY, 12);
   /* attention_mask = torch.ones(B, S); extended: (1.0 - m) * finfo.min. */
   gs_mg_fill (g, "ones", B, S);
@@ -394,13 +417,15 @@ t5_stack (GsMb *b, T5Stack *st, int embed)
   scope (b, -1, "%s.embed_tokens", st->stack);
   int h = gs_mg_embedding (g, embed, c->vocab, T, H);
   scope (b, -1, "%s", st->stack);
-  gs_mg_fill (g, "ones", b->batch, L);           /* attention_mask */
+  /* The caller passes the encoder's attention mask (the reference harness
+   * calls model(input_ids, ones, ones): the second is attention_mask, the
+   * third decoder_input_ids); the decoder makes its own of ones, and uses
+   * the encoder's for cross-attention. */
+  if (st->decoder)
+    gs_mg_fill (g, "ones", b->batch, L);
   st->self_mask = t5_mask (b, st->seq_q, L, st->decoder);
   if (st->decoder)
-    {
-      gs_mg_fill (g, "ones", b->batch, b->enc_seq);
-      st->cross_mask = t5_mask (b, 1, b->enc_seq, FALSE);
-    }
+    st->cross_mask = t5_mask (b, 1, b->enc_seq, FALSE);
   h = gs_mg_dropout (g, h, T, H, c->p_resid, TRUE);
   for (int i = 0; i < layers; i++)
     {

@@ -111,6 +111,7 @@ gs_mg_add (GsMg *g, const GsOp *op, GsBwRule rule, GsHostClass host,
   n.op.layer = g->layer;
   n.rule = rule;
   n.host = host;
+  n.eager = g->eager;
   n.call = g->call;
   n.out = -1;
   gboolean grad = FALSE;

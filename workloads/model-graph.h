@@ -24,7 +24,10 @@ typedef enum {
   GS_HOST_OP,        /* an aten op called from Python that launches kernels */
   GS_HOST_GEMM,      /* a matmul/linear called from Python (cuBLAS) */
   GS_HOST_AUTOGRAD,  /* a backward function run by the autograd engine */
-  GS_HOST_SYNC,      /* an op whose result the host reads (nonzero, item) */
+  GS_HOST_SYNC,      /* a blocking copy (nonzero's count, item(), a
+                      * tensor made from a Python number): the host waits
+                      * for the GPU to drain, then copies */
+  GS_HOST_WAIT,      /* torch.cuda.synchronize(): waits, copies nothing */
   GS_HOST_GRAPH,     /* entering a model call: a compiled graph's guards
                       * and wrappers (nothing extra in eager) */
   GS_HOST_COUNT
@@ -76,6 +79,8 @@ typedef struct {
   GsBwRule rule;
   GsHostClass host;
   guint8 module;           /* called through an nn.Module */
+  guint8 eager;            /* runs outside any compiled graph (the loss,
+                            * AccumulateGrad, frames Dynamo skips) */
   guint8 n_in;
   int in[GS_MG_MAX_IN];    /* value ids (-1: unused) */
   int out;                 /* value id, -1: none */
@@ -87,6 +92,14 @@ typedef struct {
   guint8 a_t, b_t;
 } GsMgNode;
 
+/* Switch Transformers' sparse MLP: as the NeuSight harness patches it
+ * (every expert runs on a zero-padded buffer of batch x expert_capacity
+ * rows) or as transformers 4.36 ships it (each expert on its tokens). */
+typedef enum {
+  GS_MG_MOE_HARNESS,
+  GS_MG_MOE_HF,
+} GsMgMoe;
+
 /* Options that shape the graph (from the workload options). */
 typedef struct {
   GsDtype dtype;           /* activations and pointwise ops */
@@ -94,7 +107,11 @@ typedef struct {
   gboolean training;       /* dropout on, autograd records */
   GsAttnImpl attn;
   gboolean accumulate_grads; /* parameter .grad exists: += per parameter */
-  gboolean balanced_routing; /* MoE: tokens spread evenly over experts */
+  gboolean balanced_routing; /* MoE: tokens spread evenly over experts
+                              * (else identical tokens: one expert) */
+  GsMgMoe moe;             /* how Switch's sparse MLP runs */
+  gboolean compiled;       /* under torch.compile: code guarded by
+                            * is_torchdynamo_compiling() takes that branch */
 } GsMgOptions;
 
 typedef struct {
@@ -102,6 +119,7 @@ typedef struct {
   GArray *nodes;           /* GsMgNode */
   GsMgOptions opt;
   GsPhase phase;
+  gboolean eager;          /* nodes added now run outside compiled graphs */
   int layer;               /* current transformer layer, -1 outside */
   char *scope;             /* current module path, for tags */
   guint call;              /* next framework call id */

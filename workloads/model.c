@@ -10,9 +10,11 @@
 #include "workloads/model.h"
 #include "workloads/hf-config.h"
 #include "workloads/model-build.h"
+#include "workloads/model-memory.h"
 #include "workloads/runtime.h"
 #include "sim/arch.h"
 #include "sim/error.h"
+#include "sim/gpu.h"
 
 #include <string.h>
 
@@ -30,6 +32,7 @@ typedef struct {
   GsDtype dtype;
   GsAttnImpl attn;
   Optim optim;
+  GsMgMoe moe;
   int batch, seq, gen;
 } Request;
 
@@ -106,6 +109,19 @@ parse_optimizer (const GsWorkloadOptions *opt, Request *r, GError **error)
   return TRUE;
 }
 
+static gboolean
+parse_moe (const GsWorkloadOptions *opt, Request *r, GError **error)
+{
+  const char *m = opt->moe;
+  if (m == NULL || strcmp (m, "harness") == 0)
+    r->moe = GS_MG_MOE_HARNESS;
+  else if (strcmp (m, "hf") == 0)
+    r->moe = GS_MG_MOE_HF;
+  else
+    return usage_error (error, "moe \"%s\": use harness or hf", m);
+  return TRUE;
+}
+
 /* What this arch can run: fp8 needs FP8 tensor cores; FlashAttention-2
  * needs sm80+ and half precision. */
 static gboolean
@@ -150,7 +166,7 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
 {
   memset (r, 0, sizeof *r);
   if (!parse_mode (opt, r, error) || !parse_attention (opt, r, error)
-      || !parse_optimizer (opt, r, error))
+      || !parse_optimizer (opt, r, error) || !parse_moe (opt, r, error))
     return FALSE;
   r->runtime = opt->runtime >= 0 ? (GsRuntime) opt->runtime
                                  : GS_RUNTIME_EAGER;
@@ -176,10 +192,16 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                      || cfg->family == GS_HF_GPT_NEO;
   if (learned && need > cfg->max_pos)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-                   "%s: %d tokens exceed the model's %d learned positions; "
-                   "use --seq %d or less", cfg->file, need, cfg->max_pos,
-                   cfg->max_pos - r->gen);
+      if (r->gen < cfg->max_pos)
+        g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                     "%s: %d tokens exceed the model's %d learned positions; "
+                     "use --seq %d or less", cfg->file, need, cfg->max_pos,
+                     cfg->max_pos - r->gen);
+      else
+        g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                     "%s: %d generated tokens exceed the model's %d learned "
+                     "positions on their own", cfg->file, r->gen,
+                     cfg->max_pos);
       return FALSE;
     }
   return check_arch (arch, r, error);
@@ -206,13 +228,18 @@ build_forward (GsMb *b)
   g_assert_not_reached ();
 }
 
-/* cross_entropy(logits.view(-1, V), labels.view(-1)): log_softmax then
- * nll_loss (mean). */
+/* The reference harness times the model call alone (CUDA events, then
+ * torch.cuda.synchronize()), then, untimed, computes
+ * cross_entropy(logits.view(-1, V), input_ids.view(-1)): log_softmax then
+ * nll_loss (mean), in eager PyTorch even when the model is compiled; then
+ * times loss.backward().  The model itself computes no loss (no labels). */
 static int
 build_loss (GsMg *g, GsMbOut out)
 {
   gs_mg_scope (g, "loss", -1);
   g->phase = GS_PHASE_LOSS;
+  g->eager = TRUE;
+  gs_mg_host (g, GS_HOST_WAIT, 1);
   gs_mg_host (g, GS_HOST_VIEW, 2);
   int lp = gs_mg_log_softmax (g, out.logits, out.rows, out.cols);
   gs_mg_next_call (g);
@@ -230,6 +257,7 @@ build_loss (GsMg *g, GsMbOut out)
   int loss = gs_mg_add (g, &op, GS_BW_NLL, GS_HOST_OP, in, 1, 1, 1);
   op.name = NULL;
   gs_mg_val (g, loss)->keep = TRUE;
+  g->eager = FALSE;
   return loss;
 }
 
@@ -316,6 +344,22 @@ build_request (GsMg *g, const GsHfConfig *cfg, const Request *r)
     }
 }
 
+/* Device memory is checked on one forward pass: a generating request
+ * records every step's weights anew (the same tensors each time). */
+static gboolean
+check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
+              const GsMg *g, const GsModelSize *size, const GsArch *arch,
+              GError **error)
+{
+  if (arch == NULL || r->gen == 0)
+    return gs_model_check_memory (g, cfg, size, arch, error);
+  Request one = *r;
+  one.gen = r->decode ? 1 : 0;
+  g_autoptr (GsMg) g1 = gs_mg_new (mo);
+  build_request (g1, cfg, &one);
+  return gs_model_check_memory (g1, cfg, size, arch, error);
+}
+
 static int
 total_layers (const GsHfConfig *cfg)
 {
@@ -332,6 +376,10 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   Request r;
   if (!resolve (opt, cfg, arch, &r, error))
     return NULL;
+  GsModelSize size = { r.batch, r.seq, r.gen, r.training,
+                       r.optim != OPTIM_NONE, r.attn == GS_ATTN_EAGER };
+  if (!gs_model_check_size (cfg, &size, error))
+    return NULL;
 
   GsMgOptions mo = { 0 };
   mo.dtype = r.dtype == GS_DTYPE_TF32 ? GS_DTYPE_FP32
@@ -340,9 +388,17 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   mo.training = r.training;
   mo.attn = r.attn;
   mo.accumulate_grads = r.training && r.optim == OPTIM_NONE;
-  mo.balanced_routing = TRUE;
+  /* The reference inputs are torch.ones: every token is the same, so every
+   * hidden state is (attention mixes identical values) and all route to
+   * one expert.  Training runs dropout, which makes them differ: taken as
+   * an even spread. */
+  mo.balanced_routing = r.training;
+  mo.moe = r.moe;
+  mo.compiled = r.runtime == GS_RUNTIME_COMPILED;
   g_autoptr (GsMg) g = gs_mg_new (&mo);
   build_request (g, cfg, &r);
+  if (!check_memory (cfg, &r, &mo, g, &size, arch, error))
+    return NULL;
 
   GsModelPlan *plan = g_new0 (GsModelPlan, 1);
   plan->config = g_strdup (config);
@@ -363,6 +419,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
     gs_rt_eager (g, &rp);
   plan->ops = g_steal_pointer (&rp.ops);
   plan->host_ns = g_steal_pointer (&rp.host_ns);
+  plan->sync_ns = g_steal_pointer (&rp.sync_ns);
   plan->call = g_steal_pointer (&rp.call);
   double ns = 0;
   for (guint i = 0; i < plan->host_ns->len; i++)
@@ -383,6 +440,8 @@ gs_model_plan_free (GsModelPlan *p)
     g_array_unref (p->ops);
   if (p->host_ns)
     g_array_unref (p->host_ns);
+  if (p->sync_ns)
+    g_array_unref (p->sync_ns);
   if (p->call)
     g_array_unref (p->call);
   g_free (p);
@@ -449,6 +508,83 @@ lower_cached (const GsLibrary *lib, GHashTable *cache, const GsOp *op,
   return ks;
 }
 
+/* Sets every launch's host issue time from the plan's host costs.  DUR
+ * (per launch, ps) and GAP (the engine's launch gap, ps) are kernel times
+ * from a simulation: with them the host also waits, at each of the
+ * plan's wait points, until the GPU has finished every kernel issued so
+ * far.  The GPU side is replayed the way the engine runs one stream:
+ * a kernel starts at max(issue, previous end) + gap.  Returns the host
+ * time to issue everything, us. */
+static double
+set_issue_times (GsProgram *prog, const GsModelPlan *plan, const GsTime *dur,
+                 GsTime gap)
+{
+  double launch_ns = gs_rt_launch_ns (plan->runtime);
+  double t_ns = 0;
+  GsTime gpu_end = 0;
+  guint l = 0, n = prog->launches->len;
+  for (guint i = 0; i < plan->ops->len; i++)
+    {
+      double host = g_array_index (plan->host_ns, double, i);
+      double pre = g_array_index (plan->sync_ns, double, i);
+      if (dur != NULL && pre >= 0)
+        {
+          t_ns = MAX (t_ns + pre, (double) gpu_end / 1000.0);
+          t_ns += host - pre;
+        }
+      else
+        t_ns += host;
+      for (guint j = 0; l < n; l++, j++)
+        {
+          GsLaunch *la = &g_array_index (prog->launches, GsLaunch, l);
+          if (la->op != i)
+            break;
+          if (j > 0)
+            t_ns += launch_ns;
+          la->k.issue_ps = (int64_t) (t_ns * 1000.0);
+          if (dur != NULL)
+            gpu_end = MAX (la->k.issue_ps, gpu_end) + gap + dur[l];
+        }
+    }
+  return t_ns / 1000.0;
+}
+
+static gboolean
+plan_waits (const GsModelPlan *plan)
+{
+  for (guint i = 0; i < plan->sync_ns->len; i++)
+    if (g_array_index (plan->sync_ns, double, i) >= 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* Where the host waits for the GPU, its timeline depends on kernel times:
+ * simulate the program as issued without waits (on one stream each
+ * kernel's time does not depend on when it is issued), then replay the
+ * host with the waits. */
+static gboolean
+settle_waits (GsProgram *prog, const GsModelPlan *plan, const GsArch *arch,
+              GError **error)
+{
+  guint n = prog->launches->len;
+  if (n == 0)
+    return TRUE;
+  GsGpuOptions go = { 0 };
+  g_autoptr (GsGpu) gpu = gs_program_run (prog, arch, &go, error);
+  if (gpu == NULL)
+    return FALSE;
+  g_autofree GsTime *dur = g_new (GsTime, n);
+  for (guint i = 0; i < n; i++)
+    {
+      const GsKernelResult *r = gs_gpu_result (gpu, i);
+      dur[i] = r->end - r->start;
+    }
+  const GsKernelResult *first = gs_gpu_result (gpu, 0);
+  GsTime gap = first->start - first->issue;
+  prog->host_us = set_issue_times (prog, plan, dur, gap);
+  return TRUE;
+}
+
 GsProgram *
 gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
                      GError **error)
@@ -468,8 +604,6 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                              (GDestroyNotify) g_array_unref);
-  double t_ns = 0;
-  double launch_ns = gs_rt_launch_ns (plan->runtime);
   for (guint i = 0; i < plan->ops->len; i++)
     {
       const GsOp *op = &g_array_index (plan->ops, GsOp, i);
@@ -482,15 +616,11 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
           g_prefix_error (error, "%s: ", plan->config);
           return NULL;
         }
-      t_ns += g_array_index (plan->host_ns, double, i);
       for (guint j = 0; j < ks->len; j++)
         {
           GsKernel k;
           gs_kernel_copy (&k, &g_array_index (ks, GsKernel, j));
-          if (j > 0)
-            t_ns += launch_ns;
           k.stream = 0;
-          k.issue_ps = (int64_t) (t_ns * 1000.0);
           if (op->tag != NULL)
             {
               g_free (k.tag);
@@ -500,7 +630,12 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
           gs_kernel_clear (&k);
         }
     }
-  prog->host_us = t_ns / 1000.0;
+  prog->host_us = set_issue_times (prog, plan, NULL, 0);
+  if (plan_waits (plan) && !settle_waits (prog, plan, arch, error))
+    {
+      g_prefix_error (error, "%s: ", plan->config);
+      return NULL;
+    }
   return g_steal_pointer (&prog);
 }
 

@@ -36,6 +36,9 @@ typedef struct {
   GArray *ops;             /* GsOp, in host launch order */
   GArray *host_ns;         /* double per op: host time since the previous
                             * op's launches before this op's first, ns */
+  GArray *sync_ns;         /* double per op: the part of host_ns spent
+                            * before the host waits for the GPU to finish
+                            * every kernel issued so far (< 0: no wait) */
   GArray *call;            /* guint per op: framework call it belongs to
                             * (the kernels of one torch call share it) */
   double host_us;          /* host time to issue everything, us */
@@ -49,7 +52,10 @@ void gs_model_plan_free (GsModelPlan *plan);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsModelPlan, gs_model_plan_free)
 
 /* Lowers every op through the kernel library model for ARCH; launches go
- * to stream 0 at the host times of the plan. */
+ * to stream 0 at the host times of the plan.  Where the host waits for
+ * the GPU (a blocking copy, synchronize) the issue times depend on kernel
+ * times: the program is simulated once on ARCH (default GPU options) and
+ * the host replayed against those kernel times. */
 GsProgram *gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
                                 GError **error);
 

@@ -19,6 +19,10 @@
  *    a later kernel reads.  In training, the partitioner (min-cut
  *    rematerialization) saves the inputs of pointwise chains and
  *    recomputes the chain in the backward kernel; dropout masks are saved.
+ *  - nodes marked eager in the graph run outside the compiled graphs, as
+ *    eager PyTorch runs them: the loss the caller computes, its backward,
+ *    AccumulateGrad, and blocks whose frame Dynamo skips (a graph break
+ *    inside a loop: the MoE expert loops).
  */
 #include "config.h"
 #include "workloads/runtime.h"
@@ -35,7 +39,7 @@ typedef struct {
                           * (-2: written) */
   GsRtPlan *plan;
   int n_groups;
-  double pending_ns;
+  GsRtPending pending;     /* host time since the last launch */
 } Fuse;
 
 typedef struct {
@@ -303,12 +307,10 @@ emit_group (Fuse *f, Group *grp)
   op.n_out = MAX (outs, 1);
   op.alu_per_elem = alu;
   op.sfu_per_elem = sfu;
-  g_array_append_val (f->plan->ops, op);
-  double ns = f->pending_ns + gs_rt_host_ns (GS_HOST_OP, GS_RUNTIME_COMPILED);
-  g_array_append_val (f->plan->host_ns, ns);
-  guint call = gs_mg_node (g, grp->first)->call;
-  g_array_append_val (f->plan->call, call);
-  f->pending_ns = 0;
+  gs_rt_pending_add (&f->pending, GS_HOST_OP,
+                     gs_rt_host_ns (GS_HOST_OP, GS_RUNTIME_COMPILED));
+  gs_rt_plan_push (f->plan, &op, gs_mg_node (g, grp->first)->call,
+                   &f->pending);
   f->n_groups++;
 }
 
@@ -317,14 +319,19 @@ emit_extern (Fuse *f, const GsMgNode *n)
 {
   GsOp op;
   gs_op_copy (&op, &n->op);
-  g_array_append_val (f->plan->ops, op);
-  double ns = f->pending_ns + gs_rt_host_ns (GS_HOST_GEMM,
-                                             GS_RUNTIME_COMPILED);
-  if (n->host == GS_HOST_SYNC)
-    ns += gs_rt_host_ns (GS_HOST_SYNC, GS_RUNTIME_COMPILED);
-  g_array_append_val (f->plan->host_ns, ns);
-  g_array_append_val (f->plan->call, n->call);
-  f->pending_ns = 0;
+  gs_rt_pending_add (&f->pending, GS_HOST_GEMM,
+                     gs_rt_host_ns (GS_HOST_GEMM, GS_RUNTIME_COMPILED));
+  gs_rt_plan_push (f->plan, &op, n->call, &f->pending);
+}
+
+/* A node outside the compiled graphs: launched as eager PyTorch would. */
+static void
+emit_eager (Fuse *f, const GsMgNode *n)
+{
+  GsOp op;
+  gs_op_copy (&op, &n->op);
+  gs_rt_pending_add (&f->pending, n->host, gs_rt_eager_node_ns (n));
+  gs_rt_plan_push (f->plan, &op, n->call, &f->pending);
 }
 
 static void
@@ -333,6 +340,23 @@ flush (Fuse *f, Group *grp)
   if (grp->members->len > 0)
     emit_group (f, grp);
   g_array_set_size (grp->members, 0);
+}
+
+/* Host-only work: Python glue is gone from compiled graphs, and so are
+ * blocking copies inside them (a tensor made from a Python number is a
+ * graph constant; a data-dependent read would have broken the graph, and
+ * such parts are marked eager).  What runs outside the graphs (its waits
+ * included) and graph entries remain, and end the kernel being fused: the
+ * host time comes after it. */
+static void
+host_only (Fuse *f, Group *grp, const GsMgNode *n)
+{
+  if (!n->eager && n->host != GS_HOST_GRAPH)
+    return;
+  flush (f, grp);
+  double ns = n->eager ? gs_rt_eager_node_ns (n)
+                       : gs_rt_host_ns (n->host, GS_RUNTIME_COMPILED);
+  gs_rt_pending_add (&f->pending, n->host, ns);
 }
 
 /* A 0-dim constant Inductor folds into its consumer. */
@@ -349,6 +373,7 @@ gs_rt_compiled (GsMg *g, GsRtPlan *plan)
   Fuse f = { 0 };
   f.g = g;
   f.plan = plan;
+  gs_rt_pending_init (&f.pending);
   analyse (&f);
   Group grp = { 0 };
   grp.members = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -358,13 +383,13 @@ gs_rt_compiled (GsMg *g, GsRtPlan *plan)
       const GsMgNode *n = gs_mg_node (g, i);
       if (n->op.kind == GS_OP_KIND_COUNT)
         {
-          /* Python glue is gone; reads of device data and graph entries
-           * (model calls, the backward graph) remain. */
-          if (n->host == GS_HOST_SYNC || n->host == GS_HOST_GRAPH)
-            {
-              flush (&f, &grp);
-              f.pending_ns += gs_rt_host_ns (n->host, GS_RUNTIME_COMPILED);
-            }
+          host_only (&f, &grp, n);
+          continue;
+        }
+      if (n->eager)
+        {
+          flush (&f, &grp);
+          emit_eager (&f, n);
           continue;
         }
       if (n->op.phase != phase)

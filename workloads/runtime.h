@@ -19,11 +19,32 @@ typedef struct {
   GArray *ops;             /* GsOp */
   GArray *host_ns;         /* double: host time before the op's first
                             * launch, since the previous op's last, ns */
+  GArray *sync_ns;         /* double: the part of host_ns spent before the
+                            * host first waits for the GPU to drain (a
+                            * blocking copy, synchronize); < 0: no wait */
   GArray *call;            /* guint: framework call each op belongs to */
 } GsRtPlan;
 
 void gs_rt_plan_init (GsRtPlan *p);
 void gs_rt_plan_clear (GsRtPlan *p);
+
+/* Host time gathered since the last launch. */
+typedef struct {
+  double ns;
+  double sync_ns;          /* where the host first waited, < 0: it did not */
+} GsRtPending;
+
+void gs_rt_pending_init (GsRtPending *p);
+/* Adds NS of host work of class C (a wait first, for SYNC and WAIT). */
+void gs_rt_pending_add (GsRtPending *p, GsHostClass c, double ns);
+/* Appends OP (taking it) with the pending host time, and resets it. */
+void gs_rt_plan_push (GsRtPlan *plan, GsOp *op, guint call,
+                      GsRtPending *p);
+
+/* Eager host time of node N: its class's cost (per unit for host-only
+ * nodes), its module call, a launch for a kernel with no host work of
+ * its own, ns. */
+double gs_rt_eager_node_ns (const GsMgNode *n);
 
 /* Host cost of one unit of work of class C, ns. */
 double gs_rt_host_ns (GsHostClass c, GsRuntime rt);

@@ -39,6 +39,10 @@ typedef struct {
 #define OFF(f) offsetof (KernelSpec, f)
 #define WOFF(f) (offsetof (KernelSpec, work) + offsetof (GsWork, f))
 #define BIG 1e18
+/* Most launches a kernel-level workload may make (repeats included): a
+ * launch costs about 1.5 KB through simulation and report, so a workload
+ * stays within about 400 MB and a few seconds. */
+#define MAX_LAUNCHES (1 << 18)
 
 /* Every key of a kernel entry, once.  Work is per block. */
 static const GsParam kernel_params[] = {
@@ -58,7 +62,8 @@ static const GsParam kernel_params[] = {
     1 << 30, 0, "dynamic shared memory per block" },
   { "stream", GS_PARAM_INT, OFF (stream), "", 0, NULL, 0, 1 << 20, 0,
     "stream: kernels on one stream run one after another" },
-  { "repeat", GS_PARAM_INT, OFF (repeat), "launches", 1, NULL, 1, 1 << 24, 0,
+  { "repeat", GS_PARAM_INT, OFF (repeat), "launches", 1, NULL, 1,
+    MAX_LAUNCHES, 0,
     "launch the kernel this many times in a row" },
   { "issue_us", GS_PARAM_DOUBLE, OFF (issue_us), "us", 0, NULL, 0, 1e12, 0,
     "time the host issues the (first) launch" },
@@ -302,6 +307,15 @@ parse_kernel (const config_setting_t *entry, int index, GsProgram *prog,
           ok = FALSE;
         }
     }
+  if (ok && prog->launches->len + (guint) s.repeat > MAX_LAUNCHES)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: kernel '%s': repeat = %d makes more than %d launches "
+                   "in the workload; gpusim simulates at most %d (about "
+                   "400 MB)", where, k.name, s.repeat, MAX_LAUNCHES,
+                   MAX_LAUNCHES);
+      ok = FALSE;
+    }
   if (ok)
     for (int r = 0; r < s.repeat; r++)
       gs_program_add (prog, &k, GS_PHASE_FORWARD, -1, G_MAXUINT);
@@ -315,7 +329,7 @@ parse_kernel (const config_setting_t *entry, int index, GsProgram *prog,
 typedef struct {
   char *config;
   int batch, seq, gen_tokens;
-  char *mode, *runtime, *dtype, *attention, *optimizer;
+  char *mode, *runtime, *dtype, *attention, *optimizer, *moe;
 } ModelSpec;
 
 #define OFF(f) offsetof (ModelSpec, f)
@@ -338,6 +352,8 @@ static const GsParam model_params[] = {
     "eager, flash2 or mem_eff" },
   { "optimizer", GS_PARAM_STRING, OFF (optimizer), "", NAN, "none", 0, 0, 0,
     "none or adam (training)" },
+  { "moe", GS_PARAM_STRING, OFF (moe), "", NAN, "harness", 0, 0, 0,
+    "Switch sparse MLP: harness (padded experts) or hf" },
 };
 #undef OFF
 
@@ -348,6 +364,16 @@ gs_workload_model_params (guint *n)
 {
   *n = G_N_ELEMENTS (model_params);
   return model_params;
+}
+
+/* "file:line" of KEY in GROUP, or of GROUP when the key comes from a
+ * default (g_free). */
+static char *
+model_where (const config_setting_t *group, const char *key)
+{
+  const config_setting_t *s = config_setting_lookup (
+    (config_setting_t *) group, key);
+  return gs_cfg_where (s ? s : group);
 }
 
 static GsProgram *
@@ -389,14 +415,17 @@ load_model_group (const char *file, const config_setting_t *group,
     o.attention = m.attention;
   if (o.optimizer == NULL)
     o.optimizer = m.optimizer;
+  if (o.moe == NULL)
+    o.moe = m.moe;
   if (o.runtime < 0)
     {
       o.runtime = gs_runtime_parse (m.runtime);
       if (o.runtime < 0)
         {
+          g_autofree char *kw = model_where (group, "runtime");
           g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                        "%s: model.runtime: '%s' is not eager or compiled",
-                       where, m.runtime);
+                       kw, m.runtime);
           goto out;
         }
     }
@@ -405,9 +434,10 @@ load_model_group (const char *file, const config_setting_t *group,
       o.dtype = gs_dtype_parse (m.dtype);
       if (o.dtype < 0)
         {
+          g_autofree char *kw = model_where (group, "dtype");
           g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                        "%s: model.dtype: unknown dtype '%s' (fp32, tf32, "
-                       "fp16, bf16, fp8)", where, m.dtype);
+                       "fp16, bf16, fp8)", kw, m.dtype);
           goto out;
         }
     }
@@ -420,8 +450,9 @@ load_model_group (const char *file, const config_setting_t *group,
     }
   if (!g_file_test (config, G_FILE_TEST_IS_REGULAR))
     {
+      g_autofree char *kw = model_where (group, "config");
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: model.config: '%s' not found", where, config);
+                   "%s: model.config: '%s' not found", kw, config);
       goto out;
     }
   prog = gs_model_load (config, &o, arch, error);

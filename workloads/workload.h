@@ -23,6 +23,8 @@ typedef struct {
   int gen_tokens;          /* decode steps after prefill (0: none) */
   const char *attention;   /* "eager", "flash2", "mem_eff" (NULL: default) */
   const char *optimizer;   /* "none", "adam" (NULL: none) */
+  const char *moe;         /* Switch sparse MLP: "harness" or "hf" (NULL:
+                            * harness) */
 } GsWorkloadOptions;
 
 void gs_workload_options_init (GsWorkloadOptions *opt);

@@ -1,0 +1,107 @@
+#!/bin/sh
+# gpusim tests: `gpusim predict` -- columns, order, echo, hints, runtimes,
+# formats, -o, and bad rows (exit 3 naming file:line and the column).
+# The GPU is tests/data/predict/test-gpu.cfg: an A100 40 GB with a fixed
+# calibration, so the kernels, waves and bounds below stay put.
+cd "$GS_SRCDIR/tests/data/predict" || exit 1
+J="$GS_BUILDDIR/tests/jsonq"
+A=test-gpu.cfg
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..16"
+
+check () {  # check N description command...: passes when the command does
+  n=$1; d=$2; shift 2
+  if "$@"; then echo "ok $n $d"; else echo "not ok $n $d"; fi
+}
+
+"$GPUSIM" predict --arch $A ops.csv > "$tmp/out.csv" 2> "$tmp/err"
+rc=$?
+
+# 1. The header: the input's columns, then the four predicted ones.
+check 1 "exit 0 and the exact header" sh -c "test $rc = 0 &&
+  test \"\$(head -1 '$tmp/out.csv')\" = \
+  'name,op,B,M,N,K,H,dtype,note,predicted_ms,kernel_pred,waves,bound'"
+
+# 2. Every row, in order, starts with the input row as written (quoted
+#    commas included): its columns are echoed.
+check 2 "rows in input order with every column echoed" \
+  awk -F '\n' 'NR == FNR { want[FNR] = $0; n = FNR; next }
+       { if (substr($0, 1, length(want[FNR]) + 1) != want[FNR] ",") bad = 1 }
+       END { exit bad || FNR != n }' ops.csv "$tmp/out.csv"
+
+# 3. What follows predicted_ms, per row: the golden kernel, waves, bound.
+awk -F '\n' 'NR == FNR { want[FNR] = $0; next }
+     FNR > 1 { rest = substr($0, length(want[FNR]) + 2); sub(/^[^,]*,/, "", rest);
+               print rest }' ops.csv "$tmp/out.csv" > "$tmp/rest"
+check 3 "kernel_pred, waves and bound as expected" cmp -s "$tmp/rest" ops.expected
+
+# 4. The predictions are in the measured range (kernels.csv, A100 40 GB:
+#    ln 32768x1600 0.389 ms, softmax 8192x1024 0.0706, 8192x6400 0.355)
+#    and the smallest op costs its host floor (~30 us).
+awk -F '\n' 'NR == FNR { want[FNR] = $0; next }
+     FNR > 1 { rest = substr($0, length(want[FNR]) + 2); sub(/,.*/, "", rest);
+               print rest }' ops.csv "$tmp/out.csv" > "$tmp/ms"
+check 4 "latencies within 25% of the measured ones, host floor for tiny ops" \
+  awk 'NR == 2 { ok += ($1 > 0.389 * 0.75 && $1 < 0.389 * 1.25) }
+       NR == 3 { ok += ($1 > 0.0706 * 0.75 && $1 < 0.0706 * 1.25) }
+       NR == 4 { ok += ($1 > 0.02 && $1 < 0.05) }
+       NR == 5 { ok += ($1 > 0.355 * 0.75 && $1 < 0.355 * 1.25) }
+       $1 <= 0 { bad = 1 }
+       END { exit !(ok == 4 && !bad && NR == 7) }' "$tmp/ms"
+
+# 5-6. JSON: the same rows, echoed cells as strings.
+"$GPUSIM" predict --arch $A ops.csv --format json > "$tmp/out.json"
+check 5 "json: 7 rows, the note echoed, the kernel and bound of row 3" \
+  sh -c "test \"\$('$J' '$tmp/out.json' rows.#)\" = 7 &&
+         test \"\$('$J' '$tmp/out.json' rows.0.note)\" = 'first, with a comma' &&
+         '$J' '$tmp/out.json' rows.2.kernel_pred | grep -q softmax_warp_forward &&
+         test \"\$('$J' '$tmp/out.json' rows.3.bound)\" = launch"
+check 6 "json and csv agree on row 5's latency" sh -c "
+  test \"\$(sed -n 5p '$tmp/ms')\" = \
+       \"\$(printf '%.6g' \"\$('$J' '$tmp/out.json' rows.4.predicted_ms)\")\""
+
+# 7. -o writes the same text to a file.
+"$GPUSIM" predict --arch $A ops.csv -o "$tmp/o.csv"
+check 7 "-o FILE holds what standard output would" cmp -s "$tmp/o.csv" "$tmp/out.csv"
+
+# 8-10. Bad rows: exit 3, file:line and the column.
+"$GPUSIM" predict --arch $A bad-op.csv -o "$tmp/bad.csv" > /dev/null 2> "$tmp/e1"
+rc=$?
+check 8 "unknown op: exit 3, bad-op.csv:3 column op, no output file" sh -c "
+  test $rc = 3 && grep -q \"bad-op.csv:3: column op: unknown op 'foo'\" '$tmp/e1' &&
+  test ! -e '$tmp/bad.csv'"
+"$GPUSIM" predict --arch $A bad-missing.csv > /dev/null 2> "$tmp/e2"
+rc=$?
+check 9 "ln without H: exit 3, bad-missing.csv:3 column H" sh -c "
+  test $rc = 3 && grep -q 'bad-missing.csv:3: column H: ln needs a positive H' '$tmp/e2'"
+"$GPUSIM" predict --arch $A bad-number.csv > /dev/null 2> "$tmp/e3"
+rc=$?
+check 10 "B not a number: exit 3, bad-number.csv:3 naming B" sh -c "
+  test $rc = 3 && grep -q 'bad-number.csv:3' '$tmp/e3' && grep -q 'B' '$tmp/e3'"
+
+# 11-12. Hints pick the kernel; --no-hints ignores them.
+"$GPUSIM" predict --arch $A hints.csv > "$tmp/h.csv"
+check 11 "hints: unrolled add, two-kernel layer norm, warp softmax" sh -c "
+  sed -n 2p '$tmp/h.csv' | grep -q unrolled_elementwise_kernel &&
+  sed -n 3p '$tmp/h.csv' | grep -Eq 'RowwiseMoments|LayerNormForwardCUDAKernel' &&
+  sed -n 4p '$tmp/h.csv' | grep -q softmax_warp_forward"
+"$GPUSIM" predict --arch $A hints.csv --no-hints > "$tmp/nh.csv"
+check 12 "--no-hints: the vectorized kernels of the shape" sh -c "
+  sed -n 2p '$tmp/nh.csv' | grep -q vectorized_elementwise_kernel &&
+  sed -n 3p '$tmp/nh.csv' | grep -q vectorized_layer_norm_kernel"
+
+# 13. The compiled runtime: Inductor's generated kernels.
+"$GPUSIM" predict --arch $A ops.csv --runtime compiled > "$tmp/c.csv"
+check 13 "--runtime compiled: Triton kernels" sh -c "
+  sed -n 2p '$tmp/c.csv' | grep -q triton_poi_fused_add &&
+  sed -n 3p '$tmp/c.csv' | grep -q triton_red_fused_ln &&
+  sed -n 4p '$tmp/c.csv' | grep -q triton_per_fused_softmax"
+
+# 14-16. Usage errors exit 2.
+"$GPUSIM" predict ops.csv > /dev/null 2>&1
+check 14 "no --arch: exit 2" test $? = 2
+"$GPUSIM" predict --arch $A --format xml ops.csv > /dev/null 2>&1
+check 15 "--format xml: exit 2" test $? = 2
+"$GPUSIM" predict --arch no-such-gpu ops.csv > /dev/null 2>&1
+check 16 "unknown arch: exit 2" test $? = 2

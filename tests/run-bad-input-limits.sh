@@ -1,0 +1,126 @@
+#!/bin/sh
+# gpusim tests: absurd sizes fail fast with a message, or finish in
+# bounded time and memory; failed commands leave no output behind; outputs
+# get ordinary permissions and never replace a device or a pipe.  The
+# bounds are documented in gpusim-run(1), LIMITS.
+cd "$GS_SRCDIR" || exit 1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+toy=tests/data/arch/toy.cfg
+echo "1..17"
+n=0
+ok () { n=$((n + 1)); echo "ok $n - $1"; }
+fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
+# Bounded: a case that runs away fails here instead of hanging the suite.
+bound=
+if command -v timeout > /dev/null; then bound="timeout 300"; fi
+g () { $bound $GS_WRAPPER "$GPUSIM" "$@"; }
+
+# expect STATUS TEXT NAME -- the last command's status and stderr.
+expect () {
+  if [ "$st" -eq "$1" ] && { [ -z "$2" ] || grep -qF -- "$2" "$tmp/err"; }; then
+    ok "$3"
+  else
+    echo "# status $st, expected $1 and: $2"; fail "$3"; fi
+}
+
+kernel () {   # a kernel-level workload with one kernel: KEYS
+  printf 'kernels = ( { %s } );\n' "$1" > "$tmp/k.workload"
+}
+
+# Models: too many layer passes, overflowing tensors, too little memory.
+g run tests/data/models/tiny-llama.json --arch h100 --seq 64 \
+  --gen-tokens 20000 > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "need 40002 layer passes; gpusim builds at most 16384 per run" \
+  "--gen-tokens 20000 on 2 layers: refused"
+g run data/neusight/models/gpt2_large.json --arch h100 --seq 64 \
+  --gen-tokens 20000 > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "20000 generated tokens exceed the model's 1024 learned positions" \
+  "--gen-tokens 20000 on GPT-2's 1024 positions: refused"
+g run data/neusight/models/gpt2_large.json --arch h100 --batch 2000000000 \
+  > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "beyond any GPU's memory" "--batch 2000000000: refused"
+g run data/neusight/models/gpt2_large.json --arch t4 --batch 64 --seq 1024 \
+  --mode training > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "does not fit in t4's 16 GiB of device memory (dram.size_gib)" \
+  "GPT2-Large training at batch 64 x 1024 on a T4: does not fit"
+g run tests/bad-input/config/wont-fit-70b.json --arch h100 --dtype bf16 \
+  > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "does not fit in h100-sxm5-80gb's 80 GiB" "a 70B model in bf16 on one H100"
+g run data/neusight/models/gpt2_large.json --arch h100 --batch 8 --seq 1024 \
+  --format json > /dev/null 2> "$tmp/err"; st=$?
+expect 0 "" "GPT2-Large at batch 8 x 1024 on an H100 still fits"
+
+# Kernels: 2^63 blocks, a block too long for the clock, 10^12 blocks.
+kernel 'grid = [2147483647, 65535, 65535]; block = [256];'
+g run "$tmp/k.workload" --arch "$toy" > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "waves; gpusim counts at most 2147483646 waves per kernel" \
+  "9.2e18 blocks: refused"
+kernel 'grid = [1000]; block = [256]; work = { fp32_ops = 1e18; };'
+g run "$tmp/k.workload" --arch "$toy" > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "days of simulated time gpusim counts (int64 picoseconds)" \
+  "blocks longer than the simulated clock can count: refused"
+kernel 'grid = [2147483647, 512]; block = [256]; work = { fp32_ops = 100.0; };'
+g run "$tmp/k.workload" --arch h100 --format json > "$tmp/out.json" 2> "$tmp/err"
+st=$?
+t=$("$GS_BUILDDIR/tests/jsonq" "$tmp/out.json" total_ms 2>/dev/null)
+if [ $st -eq 0 ] && awk -v t="$t" 'BEGIN { exit !(t > 1000 && t < 1e7) }'; then
+  ok "1.1e12 blocks finish (fast-forward): $t ms"
+else
+  fail "1.1e12 blocks: status $st, total_ms '$t'"
+fi
+
+# --trace would record every block: refused above its bound, nothing written.
+g run examples/gpt2.workload --arch h100 --trace "$tmp/t.json" \
+  -o "$tmp/r.txt" > /dev/null 2> "$tmp/err"; st=$?
+expect 2 "a trace records every block and gpusim writes at most 2000000" \
+  "--trace of 4e7 blocks: refused"
+if [ -z "$(ls "$tmp" | grep -v -e err -e k.workload -e out.json)" ]; then
+  ok "refused --trace wrote nothing"
+else
+  fail "refused --trace left: $(ls "$tmp")"
+fi
+
+# Failed commands write nothing: sweep, calibrate, explain.
+mkdir "$tmp/o"
+g sweep examples/gpt2.workload --arch h100 --set dram.size_gib=80,1 \
+  -o "$tmp/o/s.csv" --plot "$tmp/o/s.svg" > /dev/null 2> "$tmp/err"
+a=$?
+g calibrate --arch a100-pcie-40gb tests/bad-input/measure/zero-latency.csv \
+  -o "$tmp/o/c.cfg" > /dev/null 2>> "$tmp/err"
+b=$?
+g explain tests/bad-input/workload/zero-grid.workload --arch h100 \
+  -o "$tmp/o/e.txt" > /dev/null 2>> "$tmp/err"
+c=$?
+if [ "$a$b$c" = 133 ] && [ -z "$(ls -A "$tmp/o")" ]; then
+  ok "failed sweep, calibrate and explain write nothing"
+else
+  fail "sweep $a, calibrate $b, explain $c (want 1 3 3); left: $(ls -A "$tmp/o")"
+fi
+
+# Outputs: ordinary permissions; devices and pipes are written in place.
+(umask 022 && g run examples/saxpy.workload --arch h100 -o "$tmp/o/r.txt") 2> "$tmp/err"
+if [ "$(ls -l "$tmp/o/r.txt" | cut -c1-10)" = "-rw-r--r--" ]; then
+  ok "a report written under umask 022 is -rw-r--r--"
+else
+  fail "report mode: $(ls -l "$tmp/o/r.txt")"
+fi
+mkfifo "$tmp/fifo"
+cat "$tmp/fifo" > "$tmp/from-fifo" &
+g predict --arch h100 tests/fuzz/seeds/ops/all-ops.csv -o "$tmp/fifo" 2> "$tmp/err"
+st=$?
+wait
+if [ $st -eq 0 ] && [ -p "$tmp/fifo" ] && grep -q '^bmm,' "$tmp/from-fifo"; then
+  ok "-o a FIFO writes through it and leaves it a FIFO"
+else
+  fail "-o FIFO: status $st, $(ls -l "$tmp/fifo")"
+fi
+g run examples/saxpy.workload --arch h100 -o /dev/null 2> "$tmp/err"; st=$?
+if [ $st -eq 0 ] && [ -c /dev/null ]; then ok "-o /dev/null"; else fail "-o /dev/null: $st"; fi
+if [ -c /dev/full ]; then
+  g run examples/saxpy.workload --arch h100 -o /dev/full 2> "$tmp/err"; st=$?
+  expect 3 "/dev/full: cannot write: No space left on device" \
+    "a full device is an error, not a success"
+else
+  ok "# SKIP no /dev/full"
+fi

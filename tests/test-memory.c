@@ -1,0 +1,549 @@
+/* Tests of the memory-bound kernel library model (workloads/mem-*.c,
+ * lib-memory.c) and its fitter (calibrate/fit-memory.c). */
+#include "config.h"
+#include "calibrate/fit.h"
+#include "calibrate/fit-memory.h"
+#include "calibrate/measure.h"
+#include "sim/arch.h"
+#include "sim/error.h"
+#include "sim/gpu.h"
+#include "workloads/library.h"
+#include "workloads/mem-model.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+/* The measured set, loaded once. */
+static GsMeasureSet *
+neusight (void)
+{
+  static GsMeasureSet *set;
+  if (set == NULL)
+    {
+      const char *src = g_getenv ("GS_SRCDIR");
+      g_autofree char *file = g_build_filename (src ? src : ".", "data",
+                                                "neusight", "kernels.csv.gz",
+                                                NULL);
+      GError *error = NULL;
+      set = gs_measure_load (file, TRUE, &error);
+      g_assert_no_error (error);
+    }
+  return set;
+}
+
+static GsArch *
+arch (const char *name)
+{
+  GError *error = NULL;
+  GsArch *a = gs_arch_load (name, &error);
+  g_assert_no_error (error);
+  return a;
+}
+
+static GArray *
+kernels_new (void)
+{
+  GArray *k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
+  g_array_set_clear_func (k, (GDestroyNotify) gs_kernel_clear);
+  return k;
+}
+
+static GsOp
+shape_op (const char *name, int64_t rows, int64_t cols, GsDtype dtype)
+{
+  GsOp op;
+  const char *bad = NULL;
+  gboolean ok = gs_mem_op_from_shape (name, rows, cols, dtype, &op, &bad);
+  g_assert_true (ok);
+  return op;
+}
+
+/* Lowers OP on A with the default parameters. */
+static GArray *
+lower (const GsArch *a, const GsOp *op, const GsKernelHint *hint)
+{
+  GsMemParams p;
+  gs_mem_params_init (&p);
+  GArray *k = kernels_new ();
+  GError *error = NULL;
+  g_assert_true (gs_mem_lower (a, &p, op, GS_RUNTIME_EAGER, hint, k, &error));
+  g_assert_no_error (error);
+  return k;
+}
+
+/* The kernel name up to its template arguments. */
+static char *
+base_name (const char *name)
+{
+  const char *lt = strchr (name, '<');
+  return lt ? g_strndup (name, lt - name) : g_strdup (name);
+}
+
+/* ------------------------------------------------------ launch configs */
+
+/* Every measured ln, softmax and pointwise row: our kernel (one of them
+ * when PyTorch splits the op) has the measured name, grid and block. */
+static void
+test_launch_configs (void)
+{
+  GsMeasureSet *set = neusight ();
+  g_autoptr (GHashTable) archs = g_hash_table_new_full (
+    g_str_hash, g_str_equal, g_free, (GDestroyNotify) gs_arch_free);
+  guint checked = 0, matched = 0;
+  for (guint i = 0; i < set->rows->len; i++)
+    {
+      const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+      GsOp op;
+      if (!gs_fit_memory_op (r, &op))
+        continue;
+      GsArch *a = g_hash_table_lookup (archs, r->device);
+      if (a == NULL)
+        {
+          a = arch (r->device);
+          g_hash_table_insert (archs, g_strdup (r->device), a);
+        }
+      g_autoptr (GArray) k = lower (a, &op, NULL);
+      g_autofree char *want = base_name (r->kernel);
+      gboolean ok = FALSE;
+      for (guint j = 0; j < k->len && !ok; j++)
+        {
+          const GsKernel *kk = &g_array_index (k, GsKernel, j);
+          g_autofree char *got = base_name (kk->name);
+          ok = strcmp (got, want) == 0 && kk->grid[0] == r->grid[0]
+               && kk->block[0] == r->block[0] && kk->block[1] == r->block[1];
+          /* The warp softmax names log2(cols) as a template argument. */
+          if (ok && strstr (want, "softmax_warp_forward"))
+            {
+              g_autofree char *tmpl = g_strndup (
+                r->kernel, strstr (r->kernel, ", false") - r->kernel);
+              ok = g_str_has_prefix (kk->name, tmpl);
+            }
+        }
+      if (!ok && g_test_verbose ())
+        g_printerr ("%s:%u: %s B=%" G_GINT64_FORMAT " H=%" G_GINT64_FORMAT
+                    ": measured %s grid %u block %ux%u\n", set->file,
+                    r->line, r->op, r->B, r->H, r->kernel, r->grid[0],
+                    r->block[0], r->block[1]);
+      checked++;
+      matched += ok;
+      gs_op_clear (&op);
+    }
+  g_assert_cmpuint (checked, >, 40000);
+  g_assert_cmpuint (matched, ==, checked);
+}
+
+/* ------------------------------------------------------- kernel choice */
+
+static const GsKernel *
+only (GArray *k)
+{
+  g_assert_cmpuint (k->len, ==, 1);
+  return &g_array_index (k, GsKernel, 0);
+}
+
+static void
+test_vectorized_or_not (void)
+{
+  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  GsOp op = shape_op ("add", 1000, 1000, GS_DTYPE_FP32);
+  g_autoptr (GArray) v = lower (a, &op, NULL);
+  g_assert_true (strstr (only (v)->name, "vectorized_elementwise_kernel<4"));
+  g_assert_cmpuint (only (v)->grid[0], ==, (1000 * 1000 + 511) / 512);
+  g_assert_cmpuint (only (v)->block[0], ==, 128);
+
+  /* A broadcast operand: the offset-calculator kernel, 2 per thread. */
+  op.n_in = 1;
+  op.n_small_in = 1;
+  g_autoptr (GArray) s = lower (a, &op, NULL);
+  g_assert_true (g_str_has_prefix (only (s)->name,
+                                   "at::native::elementwise_kernel<128, 2"));
+  g_assert_cmpuint (only (s)->grid[0], ==, (1000 * 1000 + 255) / 256);
+
+  /* A measured hint names the unrolled (misaligned) kernel. */
+  GsKernelHint h = { "at::native::unrolled_elementwise_kernel<add>",
+                     { 0 }, { 0 } };
+  op.n_in = 2;
+  op.n_small_in = 0;
+  g_autoptr (GArray) u = lower (a, &op, &h);
+  g_assert_true (strstr (only (u)->name, "unrolled_elementwise_kernel"));
+  /* Scalar loads cost more instructions than vector ones. */
+  g_assert_cmpfloat (only (u)->work.other_ops, >,
+                     only (v)->work.other_ops);
+  gs_op_clear (&op);
+
+  /* Byte offsets past int32: split in halves (2^31 fp32 -> 4 launches). */
+  GsOp big = shape_op ("relu", 1 << 21, 1024, GS_DTYPE_FP32);
+  g_autoptr (GArray) b = lower (a, &big, NULL);
+  g_assert_cmpuint (b->len, ==, 4);
+  g_assert_cmpuint (g_array_index (b, GsKernel, 0).grid[0], ==, 1048576);
+  gs_op_clear (&big);
+  /* Half the bytes per element: half the launches. */
+  GsOp half = shape_op ("relu", 1 << 21, 1024, GS_DTYPE_FP16);
+  g_autoptr (GArray) hb = lower (a, &half, NULL);
+  g_assert_cmpuint (hb->len, ==, 2);
+  gs_op_clear (&half);
+
+  /* Layer norm: vectorized with H % 4 == 0, two kernels otherwise. */
+  GsOp ln = shape_op ("ln", 512, 1024, GS_DTYPE_FP32);
+  g_autoptr (GArray) l1 = lower (a, &ln, NULL);
+  g_assert_true (strstr (only (l1)->name, "vectorized_layer_norm_kernel"));
+  g_assert_cmpuint (only (l1)->grid[0], ==, 512);
+  ln.cols = 1022;
+  g_autoptr (GArray) l2 = lower (a, &ln, NULL);
+  g_assert_cmpuint (l2->len, ==, 2);
+  g_assert_true (strstr (g_array_index (l2, GsKernel, 0).name,
+                         "RowwiseMomentsCUDAKernel"));
+  g_assert_true (strstr (g_array_index (l2, GsKernel, 1).name,
+                         "LayerNormForwardCUDAKernel"));
+  gs_op_clear (&ln);
+}
+
+static void
+test_softmax_choice (void)
+{
+  g_autoptr (GsArch) a = arch ("t4");
+  struct { int64_t cols; GsDtype dt; const char *kernel; uint32_t bx, by; }
+  cases[] = {
+    { 1, GS_DTYPE_FP32, "softmax_warp_forward<float, float, float, 0,", 1,
+      128 },
+    { 100, GS_DTYPE_FP32, "softmax_warp_forward<float, float, float, 7,", 32,
+      4 },
+    { 1024, GS_DTYPE_FP32, "softmax_warp_forward<float, float, float, 10,",
+      32, 4 },
+    { 1024, GS_DTYPE_FP16, "softmax_warp_forward<c10::Half", 32, 4 },
+    { 1025, GS_DTYPE_FP32, "cunn_SoftMaxForward<4,", 128, 1 },
+    { 1600, GS_DTYPE_FP32, "cunn_SoftMaxForward<4,", 256, 1 },
+    { 10240, GS_DTYPE_FP32, "cunn_SoftMaxForward<4,", 512, 1 },
+    { 4096, GS_DTYPE_FP16, "cunn_SoftMaxForward<8,", 256, 1 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      GsOp op = shape_op ("softmax", 3000, cases[i].cols, cases[i].dt);
+      g_autoptr (GArray) k = lower (a, &op, NULL);
+      const GsKernel *kk = only (k);
+      g_assert_true (strstr (kk->name, cases[i].kernel));
+      g_assert_cmpuint (kk->block[0], ==, cases[i].bx);
+      g_assert_cmpuint (kk->block[1], ==, cases[i].by);
+      gs_op_clear (&op);
+    }
+  /* Two rows per warp up to 128 columns, one beyond: rows per block. */
+  GsOp s = shape_op ("softmax", 1000, 128, GS_DTYPE_FP32);
+  g_autoptr (GArray) k1 = lower (a, &s, NULL);
+  g_assert_cmpuint (only (k1)->grid[0], ==, 125);
+  s.cols = 129;
+  g_autoptr (GArray) k2 = lower (a, &s, NULL);
+  g_assert_cmpuint (only (k2)->grid[0], ==, 250);
+  /* Launches of at most 2^30 / cols rows. */
+  s.rows = 1310720;
+  s.cols = 1024;
+  g_autoptr (GArray) k3 = lower (a, &s, NULL);
+  g_assert_cmpuint (k3->len, ==, 2);
+  g_assert_cmpuint (g_array_index (k3, GsKernel, 0).grid[0], ==, 262144);
+  g_assert_cmpuint (g_array_index (k3, GsKernel, 1).grid[0], ==, 65536);
+  gs_op_clear (&s);
+}
+
+/* ------------------------------------------------------------ timing */
+
+/* Latency of OP on A alone (host costs included), us. */
+static double
+latency_us (const GsArch *a, const GsMemParams *p, const GsOp *op)
+{
+  g_autoptr (GArray) k = kernels_new ();
+  GError *error = NULL;
+  g_assert_true (gs_mem_lower (a, p, op, GS_RUNTIME_EAGER, NULL, k, &error));
+  GsTime t = 0;
+  g_assert_true (gs_fit_run (a, k, &t, &error));
+  g_assert_no_error (error);
+  return (double) gs_mem_op_latency (p, op, t) / 1e6;
+}
+
+static void
+test_monotonic (void)
+{
+  const char *archs[] = { "a100-pcie-40gb", "t4", "h100-sxm5-80gb" };
+  const char *ops[] = { "add", "relu", "powu", "ln", "softmax" };
+  const int64_t cols[] = { 100, 1000, 1024, 3000, 8192 };
+  for (guint a = 0; a < G_N_ELEMENTS (archs); a++)
+    {
+      g_autoptr (GsArch) ar = arch (archs[a]);
+      GsMemParams p;
+      GError *error = NULL;
+      g_assert_true (gs_mem_params_load (&p, ar, &error));
+      for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
+        for (guint c = 0; c < G_N_ELEMENTS (cols); c++)
+          {
+            double prev = 0;
+            for (int64_t rows = 1; rows <= (1 << 18); rows *= 4)
+              {
+                GsOp op = shape_op (ops[o], rows, cols[c], GS_DTYPE_FP32);
+                double t = latency_us (ar, &p, &op);
+                g_assert_cmpfloat (t, >=, prev * 0.999);
+                prev = t;
+                gs_op_clear (&op);
+              }
+          }
+    }
+}
+
+/* A streaming op moves its bytes at the fitted fraction of DRAM
+ * bandwidth; fp16 moves half the bytes in about half the time. */
+static void
+test_bandwidth (void)
+{
+  g_autoptr (GsArch) a = arch ("v100-pcie-32gb");
+  GsMemParams p;
+  gs_mem_params_init (&p);
+  GsOp op = shape_op ("add", 1 << 16, 4096, GS_DTYPE_FP32);
+  double t = latency_us (a, &p, &op) - p.host[GS_MEM_HOST_ADD].pre_us;
+  double bytes = 12.0 * (1 << 16) * 4096;
+  double gbs = bytes / t / 1e3;
+  double want = a->dram_bandwidth_gbs * gs_arch_dram_eff (a);
+  g_assert_cmpfloat (fabs (gbs - want) / want, <, 0.03);
+  op.dtype = GS_DTYPE_FP16;
+  double th = latency_us (a, &p, &op) - p.host[GS_MEM_HOST_ADD].pre_us;
+  g_assert_cmpfloat (th / t, >, 0.45);
+  g_assert_cmpfloat (th / t, <, 0.56);
+  gs_op_clear (&op);
+}
+
+/* A small op costs its host floor: pre + post. */
+static void
+test_host_floor (void)
+{
+  GsMemParams p;
+  gs_mem_params_init (&p);
+  p.host[GS_MEM_HOST_GELU].pre_us = 10;
+  p.host[GS_MEM_HOST_GELU].post_us = 20;
+  GsOp op = shape_op ("gelu", 4, 4, GS_DTYPE_FP32);
+  g_assert_cmpint (gs_mem_op_latency (&p, &op, 5000000), ==, 30000000);
+  g_assert_cmpint (gs_mem_op_latency (&p, &op, 50000000), ==, 60000000);
+  gs_op_clear (&op);
+}
+
+/* Every other op kind lowers to something that runs. */
+static void
+test_other_kinds (void)
+{
+  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  GsMemParams p;
+  gs_mem_params_init (&p);
+  struct { GsOpKind kind; const char *name, *fused; GsRuntime rt;
+           const char *prefix; } cases[] = {
+    { GS_OP_REDUCE, "sum", NULL, GS_RUNTIME_EAGER, "at::native::reduce_kernel" },
+    { GS_OP_EMBEDDING, "embedding", NULL, GS_RUNTIME_EAGER,
+      "at::native::indexSelectLargeIndex" },
+    { GS_OP_COPY, "permute", NULL, GS_RUNTIME_EAGER,
+      "at::native::elementwise_kernel<128, 4, copy<c10::Half>" },
+    { GS_OP_COPY, "clone", NULL, GS_RUNTIME_EAGER,
+      "at::native::vectorized_elementwise_kernel" },
+    { GS_OP_NORM, "rms_norm", NULL, GS_RUNTIME_EAGER,
+      "at::native::vectorized_elementwise_kernel<4, copy<c10::Half>" },
+    { GS_OP_FUSED, "fused", "add+gelu", GS_RUNTIME_COMPILED,
+      "triton_poi_fused_add_gelu" },
+    { GS_OP_FUSED, "fused", "softmax+dropout", GS_RUNTIME_COMPILED,
+      "triton_per_fused_softmax_dropout" },
+    { GS_OP_SOFTMAX, "softmax", NULL, GS_RUNTIME_COMPILED,
+      "triton_per_fused_softmax" },
+    { GS_OP_NORM, "layer_norm", NULL, GS_RUNTIME_COMPILED,
+      "triton_per_fused_layer_norm" },
+    { GS_OP_OPTIMIZER, "adam", NULL, GS_RUNTIME_EAGER,
+      "at::native::multi_tensor_apply_kernel<lerp" },
+    { GS_OP_OPTIMIZER, "fused_adam", NULL, GS_RUNTIME_EAGER,
+      "at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      GsOp op;
+      gs_op_init (&op);
+      op.kind = cases[i].kind;
+      op.name = g_strdup (cases[i].name);
+      op.fused = g_strdup (cases[i].fused);
+      op.dtype = GS_DTYPE_FP16;
+      op.rows = 4096;
+      op.cols = 1024;
+      op.n_in = 2;
+      op.reduce_dim = 1;
+      op.params = 350000000;
+      g_autoptr (GArray) k = kernels_new ();
+      GError *error = NULL;
+      g_assert_true (gs_mem_lower (a, &p, &op, cases[i].rt, NULL, k, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (k->len, >=, 1);
+      if (!g_str_has_prefix (g_array_index (k, GsKernel, 0).name,
+                             cases[i].prefix))
+        g_error ("%s: got %s", cases[i].name,
+                 g_array_index (k, GsKernel, 0).name);
+      GsTime t = 0;
+      g_assert_true (gs_fit_run (a, k, &t, &error));
+      g_assert_cmpint (t, >, 0);
+      gs_op_clear (&op);
+    }
+}
+
+/* ------------------------------------------------------------- params */
+
+static char *
+write_temp (const char *name, const char *text)
+{
+  g_autofree char *dir = g_dir_make_tmp ("gs-mem-XXXXXX", NULL);
+  char *file = g_build_filename (dir, name, NULL);
+  g_assert_true (g_file_set_contents (file, text, -1, NULL));
+  return file;
+}
+
+static void
+test_params_round_trip (void)
+{
+  GsMemParams p;
+  gs_mem_params_init (&p);
+  p.rows = 77;
+  p.l2_keep = 0.5;
+  p.regs_layer_norm = 48;
+  p.host[GS_MEM_HOST_TANH].pre_us = 12.5;
+  g_autofree char *group = gs_mem_params_to_cfg (&p, "  ");
+  g_autofree char *src = g_getenv ("GS_SRCDIR")
+    ? g_build_filename (g_getenv ("GS_SRCDIR"), "arch", "t4.cfg", NULL)
+    : g_strdup ("arch/t4.cfg");
+  g_autofree char *text = g_strdup_printf (
+    "base = \"%s\";\ncalibration = { library = { memory = {\n%s}; }; };\n",
+    src, group);
+  g_autofree char *file = write_temp ("t.cfg", text);
+  g_autoptr (GsArch) a = arch (file);
+  GsMemParams q;
+  GError *error = NULL;
+  g_assert_true (gs_mem_params_load (&q, a, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (q.rows, ==, 77);
+  g_assert_cmpfloat (q.l2_keep, ==, 0.5);
+  g_assert_cmpint (q.regs_layer_norm, ==, 48);
+  g_assert_cmpfloat (q.host[GS_MEM_HOST_TANH].pre_us, ==, 12.5);
+}
+
+static void
+test_params_unknown_key (void)
+{
+  g_autofree char *src = g_getenv ("GS_SRCDIR")
+    ? g_build_filename (g_getenv ("GS_SRCDIR"), "arch", "t4.cfg", NULL)
+    : g_strdup ("arch/t4.cfg");
+  g_autofree char *text = g_strdup_printf (
+    "base = \"%s\";\ncalibration = {\n  library = {\n    memory = {\n"
+    "      l2_kep = 0.5;\n    };\n  };\n};\n", src);
+  g_autofree char *file = write_temp ("bad.cfg", text);
+  g_autoptr (GsArch) a = arch (file);
+  GsMemParams q;
+  GError *error = NULL;
+  g_assert_false (gs_mem_params_load (&q, a, &error));
+  g_assert_error (error, GS_ERROR, GS_ERROR_INPUT);
+  g_autofree char *where = g_strdup_printf ("%s:5:", file);
+  g_assert_true (strstr (error->message, where));
+  g_assert_true (strstr (error->message, "l2_keep"));
+  g_clear_error (&error);
+}
+
+/* ------------------------------------------------------------------ fit */
+
+/* A small fit: one GPU, a few ops; deterministic, better than the
+ * defaults on its holdout rows. */
+static void
+test_fit_small (void)
+{
+  GsMeasureSet *set = neusight ();
+  g_autoptr (GsMeasureSet) mine = gs_measure_new ();
+  mine->file = g_strdup ("l4-relu-ln.csv");
+  for (guint i = 0; i < set->rows->len; i++)
+    {
+      const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+      if (g_strcmp0 (r->device, "l4") != 0
+          || (g_strcmp0 (r->op, "relu") != 0 && g_strcmp0 (r->op, "ln") != 0))
+        continue;
+      GsMeasureRow *c = gs_measure_append (mine);
+      c->device = g_strdup (r->device);
+      c->op = g_strdup (r->op);
+      c->B = r->B;
+      c->H = r->H;
+      c->latency_ms = r->latency_ms;
+      c->line = r->line;
+    }
+  g_autoptr (GsArch) a = arch ("l4");
+  char *out[2];
+  for (int run = 0; run < 2; run++)
+    {
+      g_autoptr (GsFit) fit = gs_fit_new (a, NULL);
+      g_assert_cmpuint (gs_fit_add_set (fit, mine), >, 50);
+      GError *error = NULL;
+      g_assert_true (gs_fit_memory (fit, &error));
+      g_assert_no_error (error);
+      const GsFitError *e = gs_fit_error (fit, "relu");
+      g_assert_nonnull (e);
+      g_assert_cmpfloat (e->holdout_mape, <, 3.0);
+      g_assert_nonnull (gs_fit_error (fit, "ln"));
+      g_assert_true (strstr (fit->library->str, "memory = {"));
+      out[run] = gs_fit_render (fit, "2025-01-01");
+    }
+  g_assert_cmpstr (out[0], ==, out[1]);
+  g_free (out[0]);
+  g_free (out[1]);
+}
+
+/* The transfer rule: DRAM efficiency from the same memory technology,
+ * host costs from every donor. */
+static void
+test_transfer (void)
+{
+  g_autoptr (GPtrArray) donors = g_ptr_array_new_with_free_func (
+    (GDestroyNotify) gs_arch_free);
+  const char *names[] = { "a100-pcie-40gb", "t4", "v100-pcie-32gb" };
+  const double dram[] = { 0.9, 0.7, 0.8 };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      GsMemParams p;
+      gs_mem_params_init (&p);
+      p.rows = 100;
+      p.host[GS_MEM_HOST_ADD].pre_us = 10 + i;
+      g_autofree char *group = gs_mem_params_to_cfg (&p, "  ");
+      g_autofree char *base = g_strconcat (names[i], ".cfg", NULL);
+      g_autofree char *src = g_build_filename (
+        g_getenv ("GS_SRCDIR") ? g_getenv ("GS_SRCDIR") : ".", "arch", base,
+        NULL);
+      g_autofree char *text = g_strdup_printf (
+        "base = \"%s\";\ncalibration = { dram_eff = %g; library = { "
+        "memory = {\n%s}; }; };\n", src, dram[i], group);
+      g_autofree char *file = write_temp ("d.cfg", text);
+      g_ptr_array_add (donors, arch (file));
+    }
+  g_autoptr (GsArch) h100 = arch ("h100-sxm5-80gb");
+  GsMemParams p;
+  g_autoptr (GString) how = g_string_new (NULL);
+  GError *error = NULL;
+  g_assert_true (gs_fit_memory_transfer (h100, donors, &p, how, &error));
+  g_assert_no_error (error);
+  /* HBM donors: the A100 (0.9) and the V100 (0.8). */
+  g_assert_cmpfloat (fabs (h100->cal.dram_eff - 0.85), <, 1e-9);
+  g_assert_cmpfloat (p.host[GS_MEM_HOST_ADD].pre_us, ==, 11);
+  g_assert_cmpint (p.rows, ==, 0);
+  g_assert_true (strstr (how->str, "a100-pcie-40gb"));
+  g_autoptr (GPtrArray) none = g_ptr_array_new ();
+  g_assert_false (gs_fit_memory_transfer (h100, none, &p, how, &error));
+  g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
+  g_clear_error (&error);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/memory/launch-configs", test_launch_configs);
+  g_test_add_func ("/memory/vectorized-or-not", test_vectorized_or_not);
+  g_test_add_func ("/memory/softmax-choice", test_softmax_choice);
+  g_test_add_func ("/memory/monotonic", test_monotonic);
+  g_test_add_func ("/memory/bandwidth", test_bandwidth);
+  g_test_add_func ("/memory/host-floor", test_host_floor);
+  g_test_add_func ("/memory/other-kinds", test_other_kinds);
+  g_test_add_func ("/memory/params-round-trip", test_params_round_trip);
+  g_test_add_func ("/memory/params-unknown-key", test_params_unknown_key);
+  g_test_add_func ("/memory/fit-small", test_fit_small);
+  g_test_add_func ("/memory/transfer", test_transfer);
+  return g_test_run ();
+}

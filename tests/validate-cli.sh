@@ -1,0 +1,78 @@
+#!/bin/sh
+# gpusim tests: `gpusim validate` -- the error statistics on a measurement
+# set made from known predictions, the CSV and text tables, the spec-only
+# (transferred calibration) cells, and bad usage and input.
+cd "$GS_SRCDIR/tests/data/predict" || exit 1
+A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..10"
+
+check () {  # check N description command...: passes when the command does
+  n=$1; d=$2; shift 2
+  if "$@"; then echo "ok $n $d"; else echo "not ok $n $d"; fi
+}
+
+# Measurements 10% slower than the predictions: every cell's error is
+# |p - 1.1 p| / 1.1 p = 9.09%, its bias -9.09%.
+printf 'op,B,H,dtype\nadd,1024,4096,\nrelu,65536,1024,\nrelu,1000,1000,\nln,32768,1600,\nsoftmax,8192,1024,\nsoftmax,8192,6400,\n' \
+  > "$tmp/shapes.csv"
+"$GPUSIM" predict --arch "$A" "$tmp/shapes.csv" > "$tmp/pred.csv"
+awk -F, 'NR == 1 { print "device,op,B,H,dtype,latency_ms"; next }
+         { printf "test-gpu,%s,%s,%s,%s,%.9g\n", $1, $2, $3, $4, $5 * 1.1 }' \
+  "$tmp/pred.csv" > "$tmp/measured.csv"
+
+"$GPUSIM" validate --arch "$A" "$tmp/measured.csv" --all --format csv \
+  > "$tmp/v.csv"
+rc=$?
+check 1 "exit 0 and the exact CSV header" sh -c "test $rc = 0 &&
+  test \"\$(head -1 '$tmp/v.csv')\" = \
+  'arch,class,op,split,spec_only,rows,mape,median_ape,p90_ape,max_ape,bias,failed'"
+check 2 "every cell: MAPE, median, p90 and max 9.09%, bias -9.09%" \
+  awk -F, 'NR > 1 { n++; for (i = 7; i <= 10; i++) if ($i < 9.08 || $i > 9.10) bad = 1;
+                   if ($11 > -9.08 || $11 < -9.10 || $12 != 0) bad = 1 }
+           END { exit bad || n != 7 }' "$tmp/v.csv"
+check 3 "per class and per op: elementwise 3 rows, relu 2, norm 1, softmax 2" \
+  grep -q -e '^test-gpu,elementwise,,all,no,3,' "$tmp/v.csv"
+check 4 "op rows under their class" sh -c "
+  grep -q '^test-gpu,elementwise,relu,all,no,2,' '$tmp/v.csv' &&
+  grep -q '^test-gpu,norm,ln,all,no,1,' '$tmp/v.csv' &&
+  grep -q '^test-gpu,softmax,,all,no,2,' '$tmp/v.csv'"
+
+# 5. The text table for people.
+"$GPUSIM" validate --arch "$A" "$tmp/measured.csv" --all > "$tmp/v.txt"
+check 5 "text: a header line and the softmax class at 9.09%" sh -c "
+  grep -q 'arch  *class  *op  *rows  *MAPE%  *med%  *p90%  *max%  *bias%' '$tmp/v.txt' &&
+  grep -Eq '^test-gpu +softmax +\\(all\\) +2 +9\\.09 ' '$tmp/v.txt'"
+
+# 6. Spec-only: two donors with this GPU's memory calibration; what they
+#    transfer to it is its own, so the spec-only cells match the others.
+mkdir "$tmp/arch"
+for d in donor-a donor-b; do
+  printf 'base = "%s";\nname = "%s";\n' "$A" "$d" > "$tmp/arch/$d.cfg"
+done
+GPUSIM_ARCH_PATH="$tmp/arch" "$GPUSIM" validate --arch "$A" "$tmp/measured.csv" \
+  --all --spec-only --format csv > "$tmp/s.csv"
+check 6 "--spec-only: the same 7 cells again, marked spec_only, 9.09%" \
+  awk -F, '$5 == "yes" { n++; if ($7 < 9.08 || $7 > 9.10) bad = 1 }
+           END { exit bad || n != 7 }' "$tmp/s.csv"
+
+# 7. Without donors there is nothing to transfer: exit 1, saying so.
+mkdir "$tmp/empty"
+GPUSIM_ARCH_PATH="$tmp/empty" "$GPUSIM" validate --arch "$A" "$tmp/measured.csv" \
+  --all --spec-only > /dev/null 2> "$tmp/e7"
+rc=$?
+check 7 "--spec-only without calibrated donors: exit 1" sh -c "
+  test $rc = 1 && grep -q 'calibrate those GPUs first' '$tmp/e7'"
+
+# 8-10. Usage and input errors.
+"$GPUSIM" validate --arch "$A" "$tmp/measured.csv" --holdout --all > /dev/null 2>&1
+check 8 "--holdout with --all: exit 2" test $? = 2
+"$GPUSIM" validate --arch "$A" "$tmp/no-such.csv" > /dev/null 2>&1
+check 9 "missing measurement file: exit 3" test $? = 3
+printf 'device,op,B,H,latency_ms\ntest-gpu,add,10,10,0.03\ntest-gpu,add,10,10,\n' \
+  > "$tmp/nolat.csv"
+"$GPUSIM" validate --arch "$A" "$tmp/nolat.csv" > /dev/null 2> "$tmp/e10"
+rc=$?
+check 10 "a row without latency_ms: exit 3 naming nolat.csv:3" sh -c "
+  test $rc = 3 && grep -q 'nolat.csv:3' '$tmp/e10'"

@@ -1,0 +1,45 @@
+/* gpusim: what a model request may ask for, checked before and after the
+ * model is built (private to workloads/).
+ *
+ * Before: the request must build in bounded time and memory (a bound on
+ * layer passes) and its tensors must stay far from int64 overflow.  After:
+ * its weights, training state and activations must fit in the GPU's
+ * memory (dram.size_gib), or no prediction is made (GS_ERROR_PREDICT,
+ * exit status 1).  gpusim-run(1), LIMITS, documents both.
+ */
+#ifndef GS_MODEL_MEMORY_H
+#define GS_MODEL_MEMORY_H
+
+#include <glib.h>
+#include "workloads/hf-config.h"
+#include "workloads/model-graph.h"
+
+typedef struct GsArch GsArch;
+
+/* Most layer passes one request builds: layers x (generated tokens + 1),
+ * x3 in training, a mixture-of-experts model counting 1 + experts/8 per
+ * layer.  A layer pass costs about 200 KB and 3 ms, so this bounds a run
+ * to about 3.5 GB and a minute. */
+#define GS_MODEL_MAX_LAYER_PASSES 16384
+
+/* Most elements of one tensor (2^50): its size in bytes and the products
+ * the builders form stay exact in int64 and double. */
+#define GS_MODEL_MAX_TENSOR_ELEMS (1LL << 50)
+
+typedef struct {
+  int batch, seq, gen;     /* as resolved (gen: tokens generated) */
+  gboolean training;
+  gboolean optimizer;      /* Adam's two moments are kept */
+  gboolean eager_attn;     /* attention scores are materialized */
+} GsModelSize;
+
+gboolean gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
+                              GError **error);
+
+/* Lower bound of the device memory the built graph G needs, against
+ * ARCH's dram.size_gib (ARCH NULL: no check). */
+gboolean gs_model_check_memory (const GsMg *g, const GsHfConfig *cfg,
+                                const GsModelSize *s, const GsArch *arch,
+                                GError **error);
+
+#endif
