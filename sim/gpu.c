@@ -176,7 +176,8 @@ struct GsGpu {
   GArray *candidates;       /* guint SM ids */
   GsTime complete_at;       /* time of the live completion event */
   uint64_t complete_gen;
-  GHashTable *memo;         /* Memo * set */
+  GsMemo *memo_obj;         /* NULL when memoization is off */
+  GHashTable *memo;         /* its table (Memo * set) */
   double clock_hz;
   double cap_global[N_RES];
   double *rem;              /* solver: remaining capacity per (SM, res) */
@@ -186,11 +187,6 @@ struct GsGpu {
   uint64_t dispatched_now;  /* blocks dispatched in this step */
   GsTime dispatched_at;
   uint64_t resident;        /* blocks resident on the GPU */
-  /* fast-forward snapshot */
-  Run *ff_run;
-  GsTime ff_t;
-  int *ff_comp;             /* resident blocks per SM */
-  double ff_warp_time, ff_busy_time, ff_bound_time[GS_BOUND_COUNT];
   GsGpuStats stats;
   GError *error;            /* first error raised inside a handler */
 };
@@ -778,6 +774,7 @@ dispatch (GsGpu *g)
           for (guint j = 0; j < g->dispatching->len; j++)
             {
               Run *r = g->dispatching->pdata[j];
+              g_assert (r->next_block < r->total);
               Class *c = r->classes ? r->classes[s] : NULL;
               if (!fits (g, sm, r, c))
                 continue;
@@ -1072,56 +1069,45 @@ on_complete (GsEngine *e, void *data, uint64_t arg)
     }
 }
 
-/* Skips whole periods of a steady state: one kernel alone, every resident
- * block dispatched at this instant, the same per-SM composition as at the
- * previous such instant.  Its future repeats until the blocks run out. */
+/* Skips whole waves of a steady state.  When one uniform kernel runs alone,
+ * every resident block was dispatched at this instant, every class finishes
+ * at the same time and at least one more full wave is pending, the GPU is
+ * full (dispatch stopped only for lack of room) and each coming wave starts
+ * from this very state: same blocks per SM, hence the same rates and the
+ * same period.  All full waves but the resident one are then known exactly
+ * and skipped; the last full wave and the remainder are simulated. */
 static void
 fast_forward (GsGpu *g)
 {
   GsTime now = gs_engine_now (g->eng);
   if (g->opt.no_fast_forward || g->opt.recorder != NULL
       || g->dispatching->len != 1)
-    {
-      g->ff_run = NULL;
-      return;
-    }
+    return;
   Run *r = g->dispatching->pdata[0];
   if (!r->uniform || g->dispatched_at != now || g->dispatched_now != g->resident
       || others_unfinished (g, r))
-    {
-      g->ff_run = NULL;
-      return;
-    }
-  for (guint i = 0; i < g->active->len; i++)
-    if (((Class *) g->active->pdata[i])->run != r)
-      {
-        g->ff_run = NULL;
-        return;
-      }
-  gboolean same = g->ff_run == r;
-  if (same)
-    for (int s = 0; s < g->nsm && same; s++)
-      same = g->ff_comp[s] == g->sms[s].nblocks;
-  if (!same)
-    {
-      g->ff_run = r;
-      g->ff_t = now;
-      for (int s = 0; s < g->nsm; s++)
-        g->ff_comp[s] = g->sms[s].nblocks;
-      g->ff_warp_time = r->warp_time;
-      g->ff_busy_time = r->busy_time;
-      memcpy (g->ff_bound_time, r->bound_time, sizeof r->bound_time);
-      return;
-    }
-  GsTime period = now - g->ff_t;
+    return;
   uint64_t per = g->resident;
   uint64_t left = r->total - r->next_block;
-  if (period <= 0 || per == 0 || left / per < 2)
+  if (per == 0 || left < per)
+    return;
+  GsTime next = GS_TIME_NEVER;
+  for (guint i = 0; i < g->active->len; i++)
     {
-      g->ff_run = NULL;
-      return;
+      const Class *c = g->active->pdata[i];
+      if (c->run != r)
+        return;
+      if (c->n == 0)
+        continue;
+      if (next == GS_TIME_NEVER)
+        next = c->next;
+      else if (c->next != next)
+        return;
     }
-  uint64_t m = left / per - 1;
+  if (next == GS_TIME_NEVER || next <= now)
+    return;
+  GsTime period = next - now;
+  uint64_t m = left / per;
   if ((double) m * period >= (double) (HORIZON_PS - now))
     {
       /* Contention made it slower than submission could tell. */
@@ -1131,19 +1117,24 @@ fast_forward (GsGpu *g)
           g_prefix_error (&g->error, "%s: ", r->k.name ? r->k.name : "kernel");
         }
       gs_engine_stop (g->eng);
-      g->ff_run = NULL;
       return;
     }
+  /* Statistics of the skipped waves: each class would have run its n
+   * blocks at the same rate for m more periods. */
   GsTime shift = (GsTime) m * period;
   r->next_block += m * per;
   r->done += m * per;
-  r->warp_time += (double) m * (r->warp_time - g->ff_warp_time);
-  r->busy_time += (double) m * (r->busy_time - g->ff_busy_time);
-  for (int b = 0; b < GS_BOUND_COUNT; b++)
-    r->bound_time[b] += (double) m * (r->bound_time[b] - g->ff_bound_time[b]);
+  if (r->next_block == r->total)
+    g_ptr_array_remove_index (g->dispatching, 0);   /* nothing left to place */
   for (guint i = 0; i < g->active->len; i++)
     {
       Class *c = g->active->pdata[i];
+      if (c->n == 0)
+        continue;
+      double dt = (double) shift;
+      r->warp_time += dt * c->n * r->warps;
+      r->busy_time += dt;
+      r->bound_time[c->bound] += dt * c->n;
       c->t += shift;
       c->acc_t += shift;
       c->blocks_run += m * c->n;
@@ -1156,7 +1147,6 @@ fast_forward (GsGpu *g)
       cheap_update (g, c);
     }
   g->stats.blocks_skipped += m * per;
-  g->ff_run = NULL;
 }
 
 static void
@@ -1203,6 +1193,75 @@ step (GsEngine *e, void *data)
 }
 
 /* -------------------------------------------------------------- memo set */
+
+/* Timings of kernels that ran alone, shareable between GPU instances that
+ * simulate the same GPU the same way (a fingerprint of every arch parameter
+ * and option that affects timing guards the sharing). */
+struct GsMemo {
+  gint refs;
+  gboolean bound;
+  guint64 fingerprint;
+  GHashTable *table;       /* Memo * set */
+};
+
+static guint memo_hash (gconstpointer p);
+static gboolean memo_equal (gconstpointer a, gconstpointer b);
+
+GsMemo *
+gs_memo_new (void)
+{
+  GsMemo *m = g_new0 (GsMemo, 1);
+  m->refs = 1;
+  m->table = g_hash_table_new_full (memo_hash, memo_equal, g_free, NULL);
+  return m;
+}
+
+GsMemo *
+gs_memo_ref (GsMemo *m)
+{
+  g_atomic_int_inc (&m->refs);
+  return m;
+}
+
+void
+gs_memo_unref (GsMemo *m)
+{
+  if (m == NULL || !g_atomic_int_dec_and_test (&m->refs))
+    return;
+  g_hash_table_unref (m->table);
+  g_free (m);
+}
+
+static guint64
+fp_mix (guint64 h, double v)
+{
+  guint64 bits;
+  memcpy (&bits, &v, sizeof bits);
+  h ^= bits + G_GUINT64_CONSTANT (0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+  return h;
+}
+
+/* Everything that changes how a given kernel runs. */
+static guint64
+timing_fingerprint (const GsGpu *g)
+{
+  guint64 h = 1469598103934665603u;
+  guint n;
+  const GsParam *t = gs_arch_params (&n);
+  for (guint i = 0; i < n; i++)
+    if (t[i].type != GS_PARAM_STRING && t[i].type != GS_PARAM_INT_LIST)
+      h = fp_mix (h, gs_param_get_number (&t[i], g->arch));
+  t = gs_calibration_params (&n);
+  for (guint i = 0; i < n; i++)
+    if (t[i].type != GS_PARAM_STRING)
+      h = fp_mix (h, gs_param_get_number (&t[i], g->arch));
+  h = fp_mix (h, g->nsm);
+  h = fp_mix (h, g->cap_global[R_L2]);
+  h = fp_mix (h, g->cap_global[R_DRAM]);
+  h = fp_mix (h, g->opt.fidelity);
+  h = fp_mix (h, g->opt.warp_policy);
+  return h;
+}
 
 static guint
 memo_hash (gconstpointer p)
@@ -1268,10 +1327,22 @@ gs_gpu_new (const GsArch *arch, const GsGpuOptions *options, GError **error)
   g->complete_at = GS_TIME_NEVER;
   g->rem = g_new0 (double, (gsize) g->nsm * N_SM_RES);
   g->load = g_new0 (double, (gsize) g->nsm * N_SM_RES);
-  g->ff_comp = g_new0 (int, g->nsm);
   g->dispatched_at = -1;
   if (!g->opt.no_memo && g->opt.recorder == NULL)
-    g->memo = g_hash_table_new_full (memo_hash, memo_equal, g_free, NULL);
+    {
+      guint64 fp = timing_fingerprint (g);
+      GsMemo *shared = g->opt.memo;
+      if (shared != NULL && !shared->bound)
+        {
+          shared->bound = TRUE;
+          shared->fingerprint = fp;
+        }
+      if (shared != NULL && shared->fingerprint == fp)
+        g->memo_obj = gs_memo_ref (shared);
+      else
+        g->memo_obj = gs_memo_new ();
+      g->memo = g->memo_obj->table;
+    }
   return g;
 }
 
@@ -1309,15 +1380,13 @@ gs_gpu_free (GsGpu *g)
     g_ptr_array_unref (g->touched);
   if (g->candidates)
     g_array_unref (g->candidates);
-  if (g->memo)
-    g_hash_table_unref (g->memo);
+  gs_memo_unref (g->memo_obj);
   gs_engine_free (g->eng);
   gs_arch_free (g->arch);
   g_free (g->cheap);
   g_free (g->sms);
   g_free (g->rem);
   g_free (g->load);
-  g_free (g->ff_comp);
   g_clear_error (&g->error);
   g_free (g);
 }

@@ -76,6 +76,14 @@ typedef enum {
   GS_WARP_POLICY_GTO,      /* greedy then oldest */
 } GsWarpPolicy;
 
+/* Timings of kernels that ran alone on an idle GPU, reusable by later
+ * simulations of the same GPU with the same options (gpu.c checks). */
+typedef struct GsMemo GsMemo;
+GsMemo *gs_memo_new (void);
+GsMemo *gs_memo_ref (GsMemo *memo);
+void gs_memo_unref (GsMemo *memo);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsMemo, gs_memo_unref)
+
 typedef struct {
   int sm_count;            /* SMs to use (0: all); MPS and MIG slices */
   double dram_fraction;    /* share of DRAM bandwidth (0: 1) */
@@ -87,6 +95,7 @@ typedef struct {
   GsWarpPolicy warp_policy;/* warp fidelity: scheduler policy */
   const GsRecorder *recorder;
   void *recorder_data;
+  GsMemo *memo;            /* shared kernel timings (NULL: a private memo) */
 } GsGpuOptions;
 
 typedef struct {

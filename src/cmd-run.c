@@ -256,10 +256,18 @@ gs_cmd_run (int argc, char **argv)
   if (prog == NULL)
     goto fail;
 
+  if (a.sm_count < 0 || a.sm_count > arch->sm_count)
+    {
+      g_set_error (&error, GS_ERROR, GS_ERROR_USAGE,
+                   "--sm-count %d: %s has 1 to %d SMs to use", a.sm_count,
+                   arch->name, arch->sm_count);
+      goto fail;
+    }
   GsGpuOptions gopt = { 0 };
   gopt.sm_count = a.sm_count;
   gopt.no_memo = a.no_memo;
   gopt.no_fast_forward = a.no_ff;
+  gopt.memo = prog->memo;
   if (!gs_partition_gpu_options (arch, a.mig, a.sm_limit, a.fidelity,
                                  a.warp_policy, &gopt, &error))
     goto fail;

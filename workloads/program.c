@@ -19,6 +19,7 @@ gs_program_new (const char *name, const char *source)
   p->launches = g_array_new (FALSE, TRUE, sizeof (GsLaunch));
   g_array_set_clear_func (p->launches, launch_clear);
   p->dtype = GS_DTYPE_FP32;
+  p->memo = gs_memo_new ();
   return p;
 }
 
@@ -33,6 +34,7 @@ gs_program_free (GsProgram *p)
   g_free (p->mode);
   g_array_unref (p->ops);
   g_array_unref (p->launches);
+  gs_memo_unref (p->memo);
   g_free (p);
 }
 
@@ -64,7 +66,12 @@ GsGpu *
 gs_program_run (const GsProgram *p, const GsArch *arch,
                 const GsGpuOptions *options, GError **error)
 {
-  GsGpu *gpu = gs_gpu_new (arch, options, error);
+  GsGpuOptions o = { 0 };
+  if (options != NULL)
+    o = *options;
+  if (o.memo == NULL)
+    o.memo = p->memo;
+  GsGpu *gpu = gs_gpu_new (arch, &o, error);
   if (gpu == NULL)
     return NULL;
   if (!gs_program_submit (p, gpu, error) || !gs_gpu_run (gpu, error))

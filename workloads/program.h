@@ -33,6 +33,8 @@ typedef struct {
   int batch, seq;
   int layers;
   double host_us;          /* host time to issue everything */
+  GsMemo *memo;            /* kernel timings found while building it, for
+                              every later run on the same GPU */
 } GsProgram;
 
 GsProgram *gs_program_new (const char *name, const char *source);
