@@ -13,8 +13,10 @@
 #define ITERATIONS 14
 /* Percentage points of error a memory efficiency below 1 must win. */
 #define MEMORY_GAIN 0.1
-/* A family needs this many training rows to fit its memory efficiency
- * and latency hiding (fewer rows: efficiency and fixed cost only). */
+/* A family needs this many training rows to be fitted at all, and
+ * MIN_ROWS_DETAIL to fit its memory efficiency and latency hiding too
+ * (fewer: efficiency and fixed cost only). */
+#define MIN_ROWS_FIT 8
 #define MIN_ROWS_DETAIL 20
 /* A block's prologue (first stage's loads: a DRAM round trip) and
  * epilogue (its tile's stores) take a few microseconds at most. */
@@ -352,6 +354,36 @@ fit_mapping (Ctx *c)
   mapping_error (c);
 }
 
+/* A kernel measured on too few rows to fit (its parameters would fit
+ * noise and mislead every shape the selection rules send to it) borrows
+ * the fitted parameters of the same configuration in another layout,
+ * stored under its layout-free key ("simt_128x32"), else keeps the
+ * defaults of its kind. */
+static void
+lend_rare (Ctx *c, GHashTable *counts)
+{
+  for (guint i = 0; i < c->train->len; i++)
+    {
+      const Sample *s = c->train->pdata[i];
+      int n = GPOINTER_TO_INT (g_hash_table_lookup (counts, s->family));
+      if (n >= MIN_ROWS_FIT)
+        continue;
+      for (int l = 0; l < 4; l++)
+        {
+          g_autofree char *k = gs_gemm_params_key (s->measured.cfg,
+                                                   (GsLayout) l);
+          const GsGemmFamily *f = g_hash_table_lookup (c->params->families,
+                                                       k);
+          if (f != NULL && GPOINTER_TO_INT (g_hash_table_lookup (counts, k))
+                           >= MIN_ROWS_FIT)
+            {
+              gs_gemm_params_set_family (c->params, s->label, f);
+              break;
+            }
+        }
+    }
+}
+
 static void
 descend (Ctx *c, GPtrArray *families, GHashTable *counts, int rounds)
 {
@@ -360,9 +392,14 @@ descend (Ctx *c, GPtrArray *families, GHashTable *counts, int rounds)
   for (int r = 0; r < rounds && c->error == NULL; r++)
     {
       for (guint i = 0; i < families->len && c->error == NULL; i++)
-        fit_family (c, families->pdata[i],
-                    GPOINTER_TO_INT (g_hash_table_lookup (counts,
-                                                          families->pdata[i])));
+        {
+          int n = GPOINTER_TO_INT (g_hash_table_lookup (counts,
+                                                        families->pdata[i]));
+          if (n >= MIN_ROWS_FIT)
+            fit_family (c, families->pdata[i], n);
+        }
+      lend_rare (c, counts);
+      refresh_all (c);
       fit_mapping (c);
     }
 }

@@ -179,9 +179,12 @@ render_errors (const GsFit *fit, GString *out)
       const GsFitError *e = &g_array_index (fit->errors, GsFitError, i);
       g_string_append_printf (out, "    %s = ", e->op_class);
       append_float (out, round (e->holdout_mape * 100) / 100);
-      g_string_append_printf (out, ";    # train %.2f%%, %d train / %d "
-                              "holdout rows\n", e->train_mape,
-                              e->train_rows, e->holdout_rows);
+      if (e->train_rows < 0)
+        g_string_append (out, ";    # kept from the base file\n");
+      else
+        g_string_append_printf (out, ";    # train %.2f%%, %d train / %d "
+                                "holdout rows\n", e->train_mape,
+                                e->train_rows, e->holdout_rows);
     }
   g_string_append (out, "  };\n");
 }
@@ -252,52 +255,97 @@ lex_code (const Lex *lx)
   return !lx->in_string && !lx->in_block && !lx->in_line;
 }
 
-/* Finds the top-level `calibration = { ... };` in TEXT: [*START, *END). */
+/* A group member of libconfig text: `name = { body };`. */
+typedef struct {
+  gsize start, end;        /* its lines: [start of line, past ";\n") */
+  gsize body, body_end;    /* between its braces */
+  gsize name, name_len;
+} Member;
+
 static gboolean
-find_group (const char *text, gsize *start, gsize *end)
+is_ident (char c)
+{
+  return g_ascii_isalnum (c) || c == '_' || c == '-' || c == '*';
+}
+
+/* Completes M for the member whose name starts at I and whose value
+ * (a group) opens at or after J; FALSE if the value is not a group. */
+static gboolean
+member_at (const char *text, gsize hi, gsize i, gsize j, const Lex *lx,
+           Member *m)
+{
+  while (j < hi && g_ascii_isspace (text[j]))
+    j++;
+  if (j >= hi || text[j] != '{')
+    return FALSE;
+  Lex l2 = *lx;
+  int d = 0;
+  for (gsize k = i; k < hi; k++)
+    {
+      gboolean code = lex_code (&l2);
+      if (code && text[k] == '{' && d++ == 0)
+        m->body = k + 1;
+      else if (code && text[k] == '}' && --d == 0)
+        {
+          m->body_end = k;
+          gsize e = k + 1;
+          while (e < hi && (text[e] == ' ' || text[e] == '\t'))
+            e++;
+          if (e < hi && (text[e] == ';' || text[e] == ','))
+            e++;
+          if (e < hi && text[e] == '\n')
+            e++;
+          gsize st = i;
+          while (st > 0 && text[st - 1] != '\n')
+            st--;
+          m->start = st;
+          m->end = e;
+          return TRUE;
+        }
+      lex_step (&l2, text, k);
+    }
+  return FALSE;
+}
+
+/* The group members of TEXT[LO, HI) at its own top level (NAME NULL:
+ * every one, appended to OUT; else the first so named, in *FOUND). */
+static gboolean
+scan_members (const char *text, gsize lo, gsize hi, const char *name,
+              Member *found, GArray *out)
 {
   Lex lx = { 0 };
   int depth = 0;
-  gsize len = strlen (text);
-  for (gsize i = 0; i < len; i++)
+  for (gsize i = lo; i < hi; i++)
     {
       gboolean code = lex_code (&lx);
-      if (code && depth == 0 && strncmp (text + i, "calibration", 11) == 0
-          && (i == 0 || (!g_ascii_isalnum (text[i - 1]) && text[i - 1] != '_')))
+      if (code && depth == 0 && is_ident (text[i])
+          && (i == lo || !is_ident (text[i - 1])))
         {
-          gsize j = i + 11;
-          while (j < len && g_ascii_isspace (text[j]))
+          gsize j = i;
+          while (j < hi && is_ident (text[j]))
             j++;
-          if (j < len && (text[j] == '=' || text[j] == ':'))
+          gsize n = j - i;
+          while (j < hi && (text[j] == ' ' || text[j] == '\t'))
+            j++;
+          Member m = { 0 };
+          m.name = i;
+          m.name_len = n;
+          if (j < hi && (text[j] == '=' || text[j] == ':')
+              && member_at (text, hi, i, j + 1, &lx, &m))
             {
-              /* Walk to the matching close brace. */
-              Lex l2 = lx;
-              int d = 0;
-              for (gsize k = i; k < len; k++)
+              gboolean match = name == NULL
+                || (strlen (name) == n && strncmp (text + i, name, n) == 0);
+              if (match && name != NULL)
                 {
-                  gboolean c2 = lex_code (&l2);
-                  if (c2 && text[k] == '{')
-                    d++;
-                  else if (c2 && text[k] == '}' && --d == 0)
-                    {
-                      gsize e = k + 1;
-                      while (e < len && (text[e] == ' ' || text[e] == '\t'))
-                        e++;
-                      if (e < len && (text[e] == ';' || text[e] == ','))
-                        e++;
-                      if (e < len && text[e] == '\n')
-                        e++;
-                      /* Start at the beginning of the line. */
-                      gsize s = i;
-                      while (s > 0 && text[s - 1] != '\n')
-                        s--;
-                      *start = s;
-                      *end = e;
-                      return TRUE;
-                    }
-                  lex_step (&l2, text, k);
+                  *found = m;
+                  return TRUE;
                 }
-              return FALSE;
+              if (match)
+                g_array_append_val (out, m);
+              for (gsize k = i; k < m.end - 1; k++)
+                lex_step (&lx, text, k);
+              i = m.end - 1;
+              continue;
             }
         }
       if (code && text[i] == '{')
@@ -307,6 +355,18 @@ find_group (const char *text, gsize *start, gsize *end)
       lex_step (&lx, text, i);
     }
   return FALSE;
+}
+
+/* Finds the top-level `calibration = { ... };` in TEXT: [*START, *END). */
+static gboolean
+find_group (const char *text, gsize *start, gsize *end)
+{
+  Member m;
+  if (!scan_members (text, 0, strlen (text), "calibration", &m, NULL))
+    return FALSE;
+  *start = m.start;
+  *end = m.end;
+  return TRUE;
 }
 
 /* Removes a previous generated block (marker to marker, inclusive). */
@@ -432,6 +492,46 @@ gs_fit_splice (const char *base_text, const char *base_file,
   g_autofree char *text = g_string_free (out, FALSE);
   (void) error;
   return rewrite_base (text, bd, od);
+}
+
+/* ----------------------------------------------------- keeping the rest */
+
+void
+gs_fit_keep_library (GsFit *fit, const char *base_text, const char *except)
+{
+  Member cal, lib;
+  gsize len = strlen (base_text);
+  if (!scan_members (base_text, 0, len, "calibration", &cal, NULL)
+      || !scan_members (base_text, cal.body, cal.body_end, "library", &lib,
+                        NULL))
+    return;
+  g_autoptr (GArray) members = g_array_new (FALSE, FALSE, sizeof (Member));
+  scan_members (base_text, lib.body, lib.body_end, NULL, NULL, members);
+  for (guint i = 0; i < members->len; i++)
+    {
+      const Member *m = &g_array_index (members, Member, i);
+      if (strlen (except) == m->name_len
+          && strncmp (base_text + m->name, except, m->name_len) == 0)
+        continue;
+      g_string_append_len (fit->library, base_text + m->start,
+                           (gssize) (m->end - m->start));
+    }
+  /* The errors recorded for the kept groups' op classes. */
+  config_setting_t *fe = fit->arch->chain
+    ? gs_cfg_chain_lookup (fit->arch->chain, "calibration.fit_error") : NULL;
+  for (int i = 0; fe && i < config_setting_length (fe); i++)
+    {
+      config_setting_t *e = config_setting_get_elem (fe, i);
+      const char *name = config_setting_name (e);
+      int ty = config_setting_type (e);
+      if (gs_fit_error (fit, name) != NULL
+          || (ty != CONFIG_TYPE_FLOAT && ty != CONFIG_TYPE_INT))
+        continue;
+      GsFitError k = { (char *) name, -1, -1, -1,
+                       ty == CONFIG_TYPE_FLOAT ? config_setting_get_float (e)
+                       : config_setting_get_int (e) };
+      gs_fit_add_error (fit, &k);
+    }
 }
 
 /* ------------------------------------------------------------- helpers */

@@ -27,7 +27,7 @@ typedef struct GsArch GsArch;
 
 typedef struct {
   char *op_class;          /* "linear", "bmm", "ln" ... */
-  int train_rows, holdout_rows;
+  int train_rows, holdout_rows;  /* -1: kept from the base file */
   double train_mape;       /* %, on the training rows */
   double holdout_mape;     /* %, on the holdout rows (the fit error) */
 } GsFitError;
@@ -64,6 +64,12 @@ const GsFitError *gs_fit_error (const GsFit *fit, const char *op_class);
 /* The `calibration = { ... };` group (with marker comments) for the fit,
  * dated DATE (ISO, e.g. "2025-01-31"). */
 char *gs_fit_render (const GsFit *fit, const char *date);
+
+/* Copies every `calibration.library` group of BASE_TEXT but EXCEPT
+ * ("gemm") into fit->library, and the fit errors of the base's op classes
+ * that no fitter recorded (when only some fitters run). */
+void gs_fit_keep_library (GsFit *fit, const char *base_text,
+                          const char *except);
 
 /* BASE_TEXT (the text of the base arch file BASE_FILE) with its
  * calibration group replaced by GROUP, or GROUP appended; comments and

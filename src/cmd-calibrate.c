@@ -198,9 +198,13 @@ print_errors (FILE *to, const GsFit *fit)
   for (guint i = 0; i < fit->errors->len; i++)
     {
       const GsFitError *e = &g_array_index (fit->errors, GsFitError, i);
-      fprintf (to, "%-10s %10d %10d %8.2f %8.2f\n", e->op_class,
-               e->train_rows, e->holdout_rows, e->train_mape,
-               e->holdout_mape);
+      if (e->train_rows < 0)
+        fprintf (to, "%-10s %10s %10s %8s %8.2f  (kept from the base)\n",
+                 e->op_class, "-", "-", "-", e->holdout_mape);
+      else
+        fprintf (to, "%-10s %10d %10d %8.2f %8.2f\n", e->op_class,
+                 e->train_rows, e->holdout_rows, e->train_mape,
+                 e->holdout_mape);
     }
 }
 
@@ -264,6 +268,8 @@ calibrate (const CalibrateArgs *a, GError **error)
     return FALSE;
   if (!gs_fit_gemm (fit, &gopt, error))
     return FALSE;
+  if (a->gemm_only)
+    gs_fit_keep_library (fit, text, "gemm");
   g_autofree char *group = gs_fit_render (fit, date);
   const char *out = a->output ? a->output : arch->file;
   g_autofree char *fitted = gs_fit_splice (text, arch->file, out, group,

@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..16"
+echo "1..17"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -48,6 +48,11 @@ cp "$OUT" "$T/first.cfg"
 check $? "recalibrating the fitted file succeeds"
 [ "$(grep -c '>>> gpusim calibrate' "$OUT")" = 1 ]
 check $? "a rerun replaces the group instead of adding one"
+"$GPUSIM" calibrate --arch "$OUT" --gemm-only --rounds 1 -o "$T/out/g.cfg" \
+  "$T/small.csv" > /dev/null 2>&1 &&
+  [ "$(grep -c '^    memory = {' "$OUT")" = "$(grep -c '^    memory = {' "$T/out/g.cfg")" ] &&
+  grep -q 'kept from the base file' "$T/out/g.cfg"
+check $? "--gemm-only keeps the memory calibration of the base"
 
 # Bad input: usage (2), bad files (3), nothing to fit (1); no output left.
 run () {

@@ -46,6 +46,9 @@ static GsArch *
 arch_uncalibrated (const char *name)
 {
   GsArch *a = arch (name);
+  g_free (a->cal.source);          /* the group's strings are owned */
+  g_free (a->cal.date);
+  g_free (a->cal.method);
   memset (&a->cal, 0, sizeof a->cal);
   gs_cfg_chain_free (a->chain);
   a->chain = NULL;
@@ -79,10 +82,10 @@ latency_ms (const GsArch *a, const GsGemmParams *p, const GsGemmShape *s)
 {
   g_autoptr (GArray) k = kernels_new ();
   GError *error = NULL;
-  g_assert_true (gs_gemm_lower (a, p, s, NULL, k, &error));
+  gs_gemm_lower (a, p, s, NULL, k, &error);
   g_assert_no_error (error);
-  GsTime t;
-  g_assert_true (gs_fit_run (a, k, &t, &error));
+  GsTime t = 0;
+  gs_fit_run (a, k, &t, &error);
   g_assert_no_error (error);
   GsGemmClass c = s->batch > 1 ? GS_GEMM_CLASS_BMM : GS_GEMM_CLASS_LINEAR;
   return gs_gemm_latency_us (p, c, t / 1e6) / 1e3;
@@ -281,8 +284,10 @@ test_selection (void)
 
 /* ---------------------------------------------------------------- sanity */
 
-/* A deeper reduction never makes a GEMM faster, with the heuristic and
- * with the shipped (learned) rules. */
+/* A deeper reduction never makes a GEMM faster: with the kernel fixed,
+ * strictly; with the kernel the library model picks (the heuristic, or
+ * the shipped learned rules) by no more than 3%, where a deeper shape
+ * crosses to another kernel or split-K factor. */
 static void
 test_monotonic_depth (void)
 {
@@ -290,7 +295,8 @@ test_monotonic_depth (void)
                           "h100-sxm5-80gb" };
   const int64_t dims[][3] = { { 512, 512, 64 }, { 4096, 1024, 256 },
                               { 128, 4096, 512 }, { 2048, 2048, 1024 },
-                              { 64, 768, 3072 }, { 8192, 50272, 768 } };
+                              { 64, 768, 3072 }, { 8192, 50272, 768 },
+                              { 1024, 3072, 768 }, { 4096, 768, 3072 } };
   for (guint i = 0; i < G_N_ELEMENTS (archs); i++)
     for (int heuristic = 0; heuristic < 2; heuristic++)
       {
@@ -300,15 +306,29 @@ test_monotonic_depth (void)
         GError *error = NULL;
         g_assert_true (gs_gemm_params_load (p, a, &error));
         for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
-          {
-            GsGemmShape s1, s2;
-            shape (&s1, dims[d][0], dims[d][1], dims[d][2], 1,
-                   GS_DTYPE_FP32, GS_LAYOUT_TN);
-            s2 = s1;
-            s2.depth = 2 * s1.depth;
-            double t1 = latency_ms (a, p, &s1), t2 = latency_ms (a, p, &s2);
-            g_assert_cmpfloat (t2, >=, t1);
-          }
+          for (int batch = 1; batch <= 16; batch *= 16)
+            {
+              GsGemmShape s1, s2;
+              shape (&s1, dims[d][0], dims[d][1], dims[d][2], batch,
+                     GS_DTYPE_FP32, batch > 1 ? GS_LAYOUT_NN : GS_LAYOUT_TN);
+              s2 = s1;
+              s2.depth = 2 * s1.depth;
+              double t1 = latency_ms (a, p, &s1), t2 = latency_ms (a, p, &s2);
+              g_assert_cmpfloat (t2, >=, 0.97 * t1);
+              /* The same kernel on the deeper shape. */
+              GsGemmChoice c;
+              g_assert_true (gs_gemm_select (a, p, &s1, &c));
+              double f[2];
+              for (int k = 0; k < 2; k++)
+                {
+                  g_autoptr (GArray) ks = kernels_new ();
+                  gs_gemm_build (a, p, k ? &s2 : &s1, &c, ks);
+                  GsTime ps;
+                  g_assert_true (gs_fit_run (a, ks, &ps, &error));
+                  f[k] = ps;
+                }
+              g_assert_cmpfloat (f[1], >, f[0]);
+            }
       }
 }
 
