@@ -54,8 +54,8 @@ gemm_row_op (const GsMeasureSet *set, const GsMeasureRow *row, GsOp *op,
     {
       g_autofree char *what = g_strdup_printf (
         "%s needs a positive %s (%s)", row->op, need,
-        bmm ? "B batches of [M,K] x [K,N]"
-            : "B*M rows of K features times a [N,K] weight");
+        bmm ? "B batches of [M,N] x [N,K]"
+            : "B*M rows of N features through an nn.Linear(N, K)");
       return row_error (error, set, row, need, what);
     }
   if (!gs_fit_gemm_op (row, op))

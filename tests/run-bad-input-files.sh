@@ -23,10 +23,10 @@ echo "1..$((cases + 4))"
 # The command for FILE in suite D, writing any output to $tmp/out.
 run_case () {
   case "$1" in
-    config) $GS_WRAPPER "$GPUSIM" run "$2" --arch h100 -o "$tmp/out" ;;
-    measure) $GS_WRAPPER "$GPUSIM" validate --arch a100-pcie-40gb --all "$2" \
+    config) "$GPUSIM" run "$2" --arch h100 -o "$tmp/out" ;;
+    measure) "$GPUSIM" validate --arch a100-pcie-40gb --all "$2" \
                -o "$tmp/out" ;;
-    ops) $GS_WRAPPER "$GPUSIM" predict --arch h100 "$2" -o "$tmp/out" ;;
+    ops) "$GPUSIM" predict --arch h100 "$2" -o "$tmp/out" ;;
     kineto) $GS_WRAPPER "$GS_BUILDDIR/tests/bad-input-load" kineto "$2" ;;
   esac
 }

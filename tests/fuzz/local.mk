@@ -78,9 +78,12 @@ tests_fuzz_fuzz_measure_LDADD = $(GS_LIBS)
 tests_fuzz_fuzz_kineto_LDADD = $(GS_LIBS)
 tests_fuzz_fuzz_ops_LDADD = $(GS_LIBS)
 CLEANFILES += $(FUZZ_HARNESSES)
+## What `make fuzz` and `make check-valgrind` leave in the build tree.
 clean-local: clean-fuzz
+.PHONY: clean-fuzz
 clean-fuzz:
-	-rm -rf tests/fuzz/corpus tests/fuzz/artifacts tests/fuzz/*.log
+	-rm -rf tests/fuzz/corpus tests/fuzz/artifacts tests/fuzz/*.log \
+	  tests/valgrind
 
 .PHONY: fuzz
 fuzz:
