@@ -20,14 +20,9 @@
 #include <string.h>
 
 typedef struct {
-  char *arch;
-  int batch, seq, gen_tokens;
-  char *mode, *runtime, *dtype, *format, *trace, *output;
-  char *attention, *optimizer, *moe;
-  char **set;
+  GsPartitionArgs common;  /* GPU, partition, fidelity, workload shape */
+  char *format, *trace, *output;
   int sm_count;
-  double sm_limit;
-  char *mig, *fidelity, *warp_policy;
   int rows;
   gboolean no_memo, no_ff, verbose;
 } RunArgs;
@@ -36,27 +31,6 @@ static gboolean
 parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
 {
   GOptionEntry entries[] = {
-    { "arch", 'a', 0, G_OPTION_ARG_STRING, &a->arch,
-      "GPU architecture: a name (h100, a100-pcie-40gb, l4 ...) or a .cfg file",
-      "ARCH" },
-    { "batch", 'b', 0, G_OPTION_ARG_INT, &a->batch,
-      "batch size (model workloads)", "N" },
-    { "seq", 's', 0, G_OPTION_ARG_INT, &a->seq,
-      "sequence length (model workloads)", "N" },
-    { "mode", 'm', 0, G_OPTION_ARG_STRING, &a->mode,
-      "inference or training", "MODE" },
-    { "runtime", 'r', 0, G_OPTION_ARG_STRING, &a->runtime,
-      "eager (PyTorch eager) or compiled (torch.compile)", "RUNTIME" },
-    { "dtype", 'd', 0, G_OPTION_ARG_STRING, &a->dtype,
-      "fp32 (TF32 off), tf32, fp16, bf16 or fp8", "DTYPE" },
-    { "gen-tokens", 0, 0, G_OPTION_ARG_INT, &a->gen_tokens,
-      "tokens to generate after the prefill (decode with a KV cache)", "N" },
-    { "attention", 0, 0, G_OPTION_ARG_STRING, &a->attention,
-      "attention kernels: eager, flash2 or mem_eff", "IMPL" },
-    { "optimizer", 0, 0, G_OPTION_ARG_STRING, &a->optimizer,
-      "optimizer step in training: none or adam", "OPT" },
-    { "moe", 0, 0, G_OPTION_ARG_STRING, &a->moe,
-      "Switch sparse MLP: harness (padded experts, default) or hf", "IMPL" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &a->format,
       "report format: text (default), json or csv", "FORMAT" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
@@ -64,21 +38,8 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &a->trace,
       "write a Chrome/Perfetto trace of every block to FILE.json",
       "FILE.json" },
-    { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->set,
-      "override an arch parameter (what-if), e.g. --set sm.count=264",
-      "KEY=VALUE" },
     { "sm-count", 0, 0, G_OPTION_ARG_INT, &a->sm_count,
       "use only N SMs of the GPU", "N" },
-    { "sm-limit", 0, 0, G_OPTION_ARG_DOUBLE, &a->sm_limit,
-      "MPS active-thread percentage: use that share of the SMs", "PCT" },
-    { "mig", 0, 0, G_OPTION_ARG_STRING, &a->mig,
-      "run on a MIG instance of this profile (e.g. 3g.40gb)", "PROFILE" },
-    { "fidelity", 0, 0, G_OPTION_ARG_STRING, &a->fidelity,
-      "block (default) or warp: issue every warp instruction (small kernels)",
-      "LEVEL" },
-    { "warp-policy", 0, 0, G_OPTION_ARG_STRING, &a->warp_policy,
-      "warp fidelity's scheduler: lrr (loose round-robin) or gto "
-      "(greedy then oldest)", "POLICY" },
     { "rows", 0, 0, G_OPTION_ARG_INT, &a->rows,
       "kernels listed in the text report (default 50, 0: all)", "N" },
     { "no-memo", 0, 0, G_OPTION_ARG_NONE, &a->no_memo,
@@ -98,6 +59,7 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
   g_option_context_set_description (ctx,
     "Exit status: 0 ok, 1 no prediction possible, 2 usage, 3 bad input.\n"
     "See gpusim-run(1) and gpusim-workload(5).");
+  gs_partition_args_add (ctx, &a->common, TRUE);
   g_option_context_add_main_entries (ctx, entries, NULL);
   a->rows = 50;
   if (!g_option_context_parse (ctx, argc, argv, error))
@@ -112,20 +74,10 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
 static void
 args_clear (RunArgs *a)
 {
-  g_free (a->arch);
-  g_free (a->mode);
-  g_free (a->runtime);
-  g_free (a->dtype);
+  gs_partition_args_clear (&a->common);
   g_free (a->format);
   g_free (a->trace);
   g_free (a->output);
-  g_free (a->attention);
-  g_free (a->optimizer);
-  g_free (a->moe);
-  g_strfreev (a->set);
-  g_free (a->mig);
-  g_free (a->fidelity);
-  g_free (a->warp_policy);
 }
 
 static gboolean
@@ -133,62 +85,6 @@ usage_error (GError **error, const char *fmt, const char *arg)
 {
   g_set_error (error, GS_ERROR, GS_ERROR_USAGE, fmt, arg);
   return FALSE;
-}
-
-static gboolean
-build_options (const RunArgs *a, GsWorkloadOptions *o, GError **error)
-{
-  gs_workload_options_init (o);
-  if (a->batch < 0 || a->seq < 0 || a->gen_tokens < 0)
-    return usage_error (error, "%s must not be negative",
-                        "--batch, --seq and --gen-tokens");
-  o->batch = a->batch;
-  o->seq = a->seq;
-  o->gen_tokens = a->gen_tokens;
-  if (a->mode && strcmp (a->mode, "inference") != 0
-      && strcmp (a->mode, "training") != 0)
-    return usage_error (error, "--mode %s: use inference or training",
-                        a->mode);
-  o->mode = a->mode;
-  if (a->runtime)
-    {
-      o->runtime = gs_runtime_parse (a->runtime);
-      if (o->runtime < 0)
-        return usage_error (error, "--runtime %s: use eager or compiled",
-                            a->runtime);
-    }
-  if (a->dtype)
-    {
-      o->dtype = gs_dtype_parse (a->dtype);
-      if (o->dtype < 0)
-        return usage_error (error,
-                            "--dtype %s: use fp32, tf32, fp16, bf16 or fp8",
-                            a->dtype);
-    }
-  o->attention = a->attention;
-  o->optimizer = a->optimizer;
-  o->moe = a->moe;
-  return TRUE;
-}
-
-static gboolean
-apply_sets (GsArch *arch, char **set, GError **error)
-{
-  for (char **s = set; s && *s; s++)
-    {
-      const char *eq = strchr (*s, '=');
-      if (eq == NULL || eq == *s)
-        return usage_error (error, "--set %s: expected KEY=VALUE", *s);
-      g_autofree char *key = g_strndup (*s, eq - *s);
-      if (!gs_arch_set (arch, key, eq + 1, error))
-        return FALSE;
-    }
-  if (set && !gs_arch_validate (arch, error))
-    {
-      (*error)->code = GS_ERROR_USAGE;
-      return FALSE;
-    }
-  return TRUE;
 }
 
 /* A trace records every block, so the run simulates each one (no
@@ -234,11 +130,6 @@ gs_cmd_run (int argc, char **argv)
                                           : "give only one WORKLOAD file");
       goto fail;
     }
-  if (a.arch == NULL)
-    {
-      usage_error (&error, "%s", "--arch is required (gpusim arch list)");
-      goto fail;
-    }
   int format = a.format ? gs_format_parse (a.format) : GS_FORMAT_TEXT;
   if (format < 0)
     {
@@ -246,11 +137,10 @@ gs_cmd_run (int argc, char **argv)
       goto fail;
     }
   GsWorkloadOptions wopt;
-  if (!build_options (&a, &wopt, &error))
+  if (!gs_partition_args_workload (&a.common, &wopt, &error))
     goto fail;
-
-  arch = gs_arch_load (a.arch, &error);
-  if (arch == NULL || !apply_sets (arch, a.set, &error))
+  arch = gs_partition_args_arch (&a.common, &error);
+  if (arch == NULL)
     goto fail;
   prog = gs_workload_load (argv[1], &wopt, arch, &error);
   if (prog == NULL)
@@ -268,8 +158,9 @@ gs_cmd_run (int argc, char **argv)
   gopt.no_memo = a.no_memo;
   gopt.no_fast_forward = a.no_ff;
   gopt.memo = prog->memo;
-  if (!gs_partition_gpu_options (arch, a.mig, a.sm_limit, a.fidelity,
-                                 a.warp_policy, &gopt, &error))
+  if (!gs_partition_gpu_options (arch, a.common.mig, a.common.sm_limit,
+                                 a.common.fidelity, a.common.warp_policy,
+                                 &gopt, &error))
     goto fail;
   if (a.trace)
     {

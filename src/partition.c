@@ -32,6 +32,8 @@ gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
       "attention kernels: eager, flash2 or mem_eff", "IMPL" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &a->optimizer,
       "optimizer step in training: none or adam", "OPT" },
+    { "moe", 0, 0, G_OPTION_ARG_STRING, &a->moe,
+      "Switch sparse MLP: harness (padded experts, default) or hf", "IMPL" },
     { "sm-limit", 0, 0, G_OPTION_ARG_DOUBLE, &a->sm_limit,
       "MPS active-thread percentage: use that share of the SMs", "PCT" },
     { "mig", 0, 0, G_OPTION_ARG_STRING, &a->mig,
@@ -68,6 +70,7 @@ gs_partition_args_clear (GsPartitionArgs *a)
   g_free (a->dtype);
   g_free (a->attention);
   g_free (a->optimizer);
+  g_free (a->moe);
   memset (a, 0, sizeof *a);
 }
 
@@ -100,6 +103,7 @@ gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
                   a->dtype);
   o->attention = a->attention;
   o->optimizer = a->optimizer;
+  o->moe = a->moe;
   return TRUE;
 }
 

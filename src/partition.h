@@ -21,7 +21,7 @@ typedef struct {
   char *fidelity;          /* "block" or "warp" */
   char *warp_policy;       /* "lrr" or "gto" */
   int batch, seq, gen_tokens;
-  char *mode, *runtime, *dtype, *attention, *optimizer;
+  char *mode, *runtime, *dtype, *attention, *optimizer, *moe;
 } GsPartitionArgs;
 
 /* Adds the options to CTX's main group, writing into ARGS.  WITH_SET adds
