@@ -147,6 +147,19 @@ gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
   g_autofree char *key = gs_gemm_selector_key (s);
   const GsGemmTree *tree = p->trees ? g_hash_table_lookup (p->trees, key)
                                     : NULL;
+  /* The measurements' nn rows are all batched (bmm); a single nn GEMM
+   * (GPT-2's Conv1D: x @ W with W as stored) is a plain matrix product
+   * whose tile choice follows the tn rules fitted on nn.Linear.  Only the
+   * tile configuration comes from there: the kernel still runs nn. */
+  if (s->batch == 1 && s->layout == GS_LAYOUT_NN && p->trees != NULL)
+    {
+      GsGemmShape tn = *s;
+      tn.layout = GS_LAYOUT_TN;
+      g_autofree char *tn_key = gs_gemm_selector_key (&tn);
+      const GsGemmTree *t = g_hash_table_lookup (p->trees, tn_key);
+      if (t != NULL && gs_gemm_tree_size (t) > 0)
+        tree = t;
+    }
   if (tree != NULL && gs_gemm_tree_size (tree) > 0)
     {
       double f[GS_GEMM_N_FEATURES];
