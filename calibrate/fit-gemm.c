@@ -469,6 +469,21 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
       GArray *ex = v;
       GsGemmTree *t = gs_fit_tree_learn ((GsTreeExample *) ex->data, ex->len,
                                          &to);
+      double lo[GS_GEMM_N_FEATURES], hi[GS_GEMM_N_FEATURES];
+      for (int f = 0; f < GS_GEMM_N_FEATURES; f++)
+        {
+          lo[f] = INFINITY;
+          hi[f] = -INFINITY;
+        }
+      for (guint i = 0; i < ex->len; i++)
+        for (int f = 0; f < GS_GEMM_N_FEATURES; f++)
+          {
+            double x = g_array_index (ex, GsTreeExample, i).f[f];
+            lo[f] = MIN (lo[f], x);
+            hi[f] = MAX (hi[f], x);
+          }
+      if (ex->len > 0)
+        gs_gemm_tree_set_domain (t, lo, hi);
       g_hash_table_insert (c->params->trees, g_strdup (k), t);
     }
 }

@@ -569,6 +569,75 @@ test_fit_roundtrip (void)
   g_rmdir (dir);
 }
 
+/* A learned tree decides only down to a factor of two below its training
+ * domain; for smaller shapes the heuristic does.  The domain survives
+ * formatting and parsing. */
+static void
+test_tree_domain (void)
+{
+  g_autoptr (GsArch) a = arch_uncalibrated ("a100-pcie-40gb");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  GsGemmShape in = { 2048, 2048, 2048, 1, GS_DTYPE_FP32, GS_LAYOUT_TN,
+                     FALSE };
+  GsGemmShape out = in;
+  out.rows = 64;                       /* log2 6, domain starts at 9 */
+  GsGemmChoice h;
+  g_assert_true (gs_gemm_select_heuristic (a, p, &out, &h));
+  /* A one-leaf tree whose class is not the heuristic's choice. */
+  guint n;
+  const GsGemmCfg *cat = gs_gemm_catalogue (gs_gemm_gen (a), GS_DTYPE_FP32,
+                                            &n);
+  const GsGemmCfg *other = NULL;
+  for (guint i = 0; i < n && other == NULL; i++)
+    if (&cat[i] != h.cfg && gs_gemm_blocks_per_sm (a, &cat[i],
+                                                   GS_LAYOUT_TN) > 0)
+      other = &cat[i];
+  g_assert_nonnull (other);
+  g_autofree char *cls = gs_gemm_family_key (other);
+  const char *classes[] = { cls };
+  GsGemmTree *t = gs_gemm_tree_new (classes, 1);
+  GsGemmTreeNode leaf = { .feature = -1, .cls = 0, .split = 1 };
+  gs_gemm_tree_add (t, &leaf);
+  double lo[GS_GEMM_N_FEATURES], hi[GS_GEMM_N_FEATURES];
+  for (int i = 0; i < GS_GEMM_N_FEATURES; i++)
+    {
+      lo[i] = i < 3 ? 9 : 0;
+      hi[i] = i < 3 ? 14 : 40;
+    }
+  gs_gemm_tree_set_domain (t, lo, hi);
+  g_hash_table_insert (p->trees, gs_gemm_selector_key (&in), t);
+
+  GsGemmChoice c;
+  g_assert_true (gs_gemm_select (a, p, &in, &c));
+  g_assert_true (c.cfg == other);
+  g_assert_true (gs_gemm_select (a, p, &out, &c));
+  g_assert_true (c.cfg == h.cfg && c.split == h.split);
+  out.rows = 300;                      /* log2 8.2: within the slack */
+  g_assert_true (gs_gemm_select (a, p, &out, &c));
+  g_assert_true (c.cfg == other);
+
+  /* Round trip through the arch file's text. */
+  g_autoptr (GString) text = g_string_new ("t = {\n");
+  gs_gemm_tree_format (t, text, 2);
+  g_string_append (text, "};\n");
+  config_t cfg;
+  config_init (&cfg);
+  g_assert_true (config_read_string (&cfg, text->str) == CONFIG_TRUE);
+  GError *error = NULL;
+  GsGemmTree *back = gs_gemm_tree_parse (config_lookup (&cfg, "t"), &error);
+  g_assert_no_error (error);
+  double f[GS_GEMM_N_FEATURES];
+  gs_gemm_features (a, &out, f);
+  f[0] = 7.9;                          /* just below 9 - 1 */
+  g_assert_false (gs_gemm_tree_covers (back, f));
+  f[0] = 8.1;
+  g_assert_true (gs_gemm_tree_covers (back, f));
+  f[0] = 20;                           /* far above: the top leaves hold */
+  g_assert_true (gs_gemm_tree_covers (back, f));
+  gs_gemm_tree_free (back);
+  config_destroy (&cfg);
+}
+
 /* Bad calibration.library.gemm groups fail naming file:line. */
 static void
 test_bad_params (void)
@@ -585,6 +654,13 @@ test_bad_params (void)
     "[\"simt_128x64\"]; nodes = ( (0, 1.0, 5, 6) ); }; }; }; }; };",
     "calibration = { library = { gemm = { overhead_us = { conv = 3.0; }; }; "
     "}; };",
+    "calibration = { library = { gemm = { select = { fp32_tn = { classes = "
+    "[\"simt_128x64\"]; nodes = ( (-1, 0, 1, 0) ); domain_min = [0.0]; "
+    "}; }; }; }; };",
+    "calibration = { library = { gemm = { select = { fp32_tn = { classes = "
+    "[\"simt_128x64\"]; nodes = ( (-1, 0, 1, 0) ); "
+    "domain_min = [9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]; "
+    "domain_max = [8.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]; }; }; }; }; };",
   };
   g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
@@ -625,5 +701,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/fit-deterministic", test_fit_deterministic);
   g_test_add_func ("/gemm/fit-roundtrip", test_fit_roundtrip);
   g_test_add_func ("/gemm/bad-params", test_bad_params);
+  g_test_add_func ("/gemm/tree-domain", test_tree_domain);
   return g_test_run ();
 }

@@ -26,7 +26,18 @@
 struct GsGemmTree {
   GPtrArray *classes;      /* char * */
   GArray *nodes;           /* GsGemmTreeNode */
+  gboolean has_domain;
+  double lo[GS_GEMM_N_FEATURES], hi[GS_GEMM_N_FEATURES];
 };
+
+/* How far (log2) below its training range a base dimension may be and
+ * still use the tree: a factor of two.  Only the low side counts: a shape
+ * smaller than any the tree saw is where the library's choice changes in
+ * kind (small tiles, split-K, wave quantization), while above the range
+ * the large-tile kernels at its top edge stay the library's choice. */
+#define DOMAIN_SLACK 1.0
+/* The features checked against the domain: rows, cols, depth, batch. */
+#define DOMAIN_FEATURES 4
 
 static const char *const feature_names[GS_GEMM_N_FEATURES] = {
   "log2_rows", "log2_cols", "log2_depth", "log2_batch", "log2_waves128",
@@ -160,11 +171,16 @@ gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
       if (t != NULL && gs_gemm_tree_size (t) > 0)
         tree = t;
     }
+  double f[GS_GEMM_N_FEATURES];
+  gs_gemm_features (arch, s, f);
+  /* A shape far smaller than any the tree saw (64-row expert GEMMs
+   * against an H100 tree learned on 512 rows and more) gets the
+   * heuristic, not the nearest leaf's extrapolation. */
+  if (tree != NULL && !gs_gemm_tree_covers (tree, f))
+    tree = NULL;
   if (tree != NULL && gs_gemm_tree_size (tree) > 0)
     {
-      double f[GS_GEMM_N_FEATURES];
       int split = 1;
-      gs_gemm_features (arch, s, f);
       const char *cls = gs_gemm_tree_eval (tree, f, &split);
       const GsGemmCfg *cfg = gs_gemm_cfg_find (gs_gemm_gen (arch), s->dtype,
                                                cls);
@@ -227,7 +243,28 @@ gs_gemm_tree_copy (const GsGemmTree *t)
   GsGemmTree *c = gs_gemm_tree_new ((const char *const *) t->classes->pdata,
                                     t->classes->len);
   g_array_append_vals (c->nodes, t->nodes->data, t->nodes->len);
+  if (t->has_domain)
+    gs_gemm_tree_set_domain (c, t->lo, t->hi);
   return c;
+}
+
+void
+gs_gemm_tree_set_domain (GsGemmTree *t, const double *lo, const double *hi)
+{
+  t->has_domain = TRUE;
+  memcpy (t->lo, lo, sizeof t->lo);
+  memcpy (t->hi, hi, sizeof t->hi);
+}
+
+gboolean
+gs_gemm_tree_covers (const GsGemmTree *t, const double *f)
+{
+  if (!t->has_domain)
+    return TRUE;
+  for (int i = 0; i < DOMAIN_FEATURES; i++)
+    if (f[i] < t->lo[i] - DOMAIN_SLACK)
+      return FALSE;
+  return TRUE;
 }
 
 int
@@ -319,6 +356,38 @@ parse_node (const config_setting_t *e, guint n_classes, guint n_nodes,
   return TRUE;
 }
 
+/* domain_min or domain_max: one number per feature. */
+static gboolean
+parse_domain (const config_setting_t *group, const config_setting_t *a,
+              double *out, GError **error)
+{
+  if (a == NULL || config_setting_type (a) != CONFIG_TYPE_ARRAY
+      || config_setting_length (a) != GS_GEMM_N_FEATURES)
+    {
+      g_autofree char *w = gs_cfg_where (a != NULL ? a : group);
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: a selection tree's domain needs domain_min and "
+                   "domain_max, arrays of %d numbers (one per feature)", w,
+                   GS_GEMM_N_FEATURES);
+      return FALSE;
+    }
+  for (int i = 0; i < GS_GEMM_N_FEATURES; i++)
+    {
+      const config_setting_t *e = config_setting_get_elem (a, i);
+      int ty = config_setting_type (e);
+      out[i] = ty == CONFIG_TYPE_FLOAT ? config_setting_get_float (e)
+                                       : (double) config_setting_get_int64 (e);
+      if (!isfinite (out[i]))
+        {
+          g_autofree char *w = gs_cfg_where (a);
+          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                       "%s: domain values must be finite numbers", w);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 GsGemmTree *
 gs_gemm_tree_parse (const config_setting_t *group, GError **error)
 {
@@ -372,6 +441,29 @@ gs_gemm_tree_parse (const config_setting_t *group, GError **error)
         }
       gs_gemm_tree_add (t, &node);
     }
+  config_setting_t *dlo = config_setting_get_member (group, "domain_min");
+  config_setting_t *dhi = config_setting_get_member (group, "domain_max");
+  if (dlo != NULL || dhi != NULL)
+    {
+      double lo[GS_GEMM_N_FEATURES], hi[GS_GEMM_N_FEATURES];
+      if (!parse_domain (group, dlo, lo, error)
+          || !parse_domain (group, dhi, hi, error))
+        {
+          gs_gemm_tree_free (t);
+          return NULL;
+        }
+      for (int i = 0; i < GS_GEMM_N_FEATURES; i++)
+        if (lo[i] > hi[i])
+          {
+            g_autofree char *w = gs_cfg_where (dlo);
+            g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                         "%s: domain_min[%d] = %g is above domain_max[%d] = "
+                         "%g", w, i, lo[i], i, hi[i]);
+            gs_gemm_tree_free (t);
+            return NULL;
+          }
+      gs_gemm_tree_set_domain (t, lo, hi);
+    }
   return t;
 }
 
@@ -404,4 +496,24 @@ gs_gemm_tree_format (const GsGemmTree *t, GString *out, int indent)
         }
     }
   g_string_append_printf (out, "%*s);\n", indent, "");
+  if (t->has_domain)
+    {
+      const double *v[2] = { t->lo, t->hi };
+      const char *name[2] = { "domain_min", "domain_max" };
+      g_string_append_printf (out, "%*s# training range of each feature "
+                              "(the heuristic decides outside it)\n",
+                              indent, "");
+      for (int j = 0; j < 2; j++)
+        {
+          g_string_append_printf (out, "%*s%s = [", indent, "", name[j]);
+          for (int i = 0; i < GS_GEMM_N_FEATURES; i++)
+            {
+              char num[G_ASCII_DTOSTR_BUF_SIZE];
+              g_ascii_formatd (num, sizeof num, "%.15g", v[j][i]);
+              g_string_append_printf (out, "%s%s%s", i ? ", " : "", num,
+                                      strpbrk (num, ".en") ? "" : ".0");
+            }
+          g_string_append (out, "];\n");
+        }
+    }
 }

@@ -186,8 +186,8 @@ const char *gs_gemm_feature_name (int i);
  * estimated time (wave quantization, tile efficiency, split-K cost). */
 gboolean gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
                                    const GsGemmShape *s, GsGemmChoice *out);
-/* Learned rules when P has a tree for the shape's selector, else the
- * heuristic. */
+/* Learned rules when P has a tree for the shape's selector and the shape
+ * is inside its training domain, else the heuristic. */
 gboolean gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
                          const GsGemmShape *s, GsGemmChoice *out);
 /* The measured kernel, when HINT names one this model knows. */
@@ -211,6 +211,16 @@ GsGemmTree *gs_gemm_tree_copy (const GsGemmTree *t);
 int gs_gemm_tree_add (GsGemmTree *t, const GsGemmTreeNode *node);
 void gs_gemm_tree_set (GsGemmTree *t, int index, const GsGemmTreeNode *node);
 guint gs_gemm_tree_size (const GsGemmTree *t);
+/* The box of feature values the tree was learned on (every feature's
+ * smallest and largest training value).  A tree without one (older arch
+ * files) covers every shape. */
+void gs_gemm_tree_set_domain (GsGemmTree *t, const double *lo,
+                              const double *hi);
+/* Whether F is inside the tree's domain: none of rows, cols, depth and
+ * batch more than a factor of two below its smallest training value.
+ * Below that the tree would extrapolate from the nearest leaf, and the
+ * heuristic decides instead (above the range, see gemm-select.c). */
+gboolean gs_gemm_tree_covers (const GsGemmTree *t, const double *f);
 /* The leaf's class and split for features F. */
 const char *gs_gemm_tree_eval (const GsGemmTree *t, const double *f,
                                int *split);
