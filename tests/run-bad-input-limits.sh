@@ -107,8 +107,11 @@ else
 fi
 mkfifo "$tmp/fifo"
 cat "$tmp/fifo" > "$tmp/from-fifo" &
+reader=$!
 g predict --arch h100 tests/fuzz/seeds/ops/all-ops.csv -o "$tmp/fifo" 2> "$tmp/err"
 st=$?
+# A run that failed before opening the FIFO leaves the reader waiting.
+if [ $st -ne 0 ]; then kill $reader 2> /dev/null; fi
 wait
 if [ $st -eq 0 ] && [ -p "$tmp/fifo" ] && grep -q '^bmm,' "$tmp/from-fifo"; then
   ok "-o a FIFO writes through it and leaves it a FIFO"

@@ -42,7 +42,11 @@ tests_fuzz_replay_kineto_LDADD = $(GS_LIBS)
 tests_fuzz_replay_ops_LDADD = $(GS_LIBS)
 
 TESTS += tests/fuzz/regress.sh
+## fuzz-seeds.sh, not seeds.sh: make's built-in %: %.sh rule would
+## turn seeds.sh into a file named like the seeds/ directory in a VPATH
+## build, and `make dist` would ship that file instead of the directory.
 EXTRA_DIST += tests/fuzz/regress.sh tests/fuzz/run-fuzz tests/fuzz/seeds \
+	tests/fuzz/fuzz-seeds.sh \
 	tests/fuzz/regress tests/fuzz/README.md
 
 ## The libFuzzer programs: built only by `make fuzz`.

@@ -3,7 +3,7 @@
 # made it fail (tests/fuzz/regress/NAME/) without a crash, a sanitizer
 # report or an assertion (see tests/fuzz/fuzz.h).
 cd "$GS_SRCDIR" || exit 1
-. tests/fuzz/seeds.sh
+. tests/fuzz/fuzz-seeds.sh
 names="arch workload hf-config measure kineto ops"
 list=$(for h in $names; do
          for f in $(fuzz_seeds "$h") $(fuzz_regressions "$h"); do
