@@ -3,6 +3,7 @@
 #include "src/commands.h"
 #include "sim/error.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 int
@@ -12,4 +13,25 @@ gs_cli_fail (const char *cmd, GError *error)
   fprintf (stderr, "gpusim %s: %s\n", cmd, error ? error->message : "failed");
   g_clear_error (&error);
   return status ? status : 1;
+}
+
+gboolean
+gs_cli_parse (GOptionContext *ctx, int *argc, char ***argv, GError **error)
+{
+  if (g_option_context_parse (ctx, argc, argv, error))
+    return TRUE;
+  (*error)->domain = GS_ERROR;
+  (*error)->code = GS_ERROR_USAGE;
+  return FALSE;
+}
+
+gboolean
+gs_cli_usage (GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error_literal (error, GS_ERROR, GS_ERROR_USAGE, msg);
+  return FALSE;
 }

@@ -33,24 +33,6 @@ boost_peak (const GsArch *a, GsDtype d)
 
 /* ------------------------------------------------------------ helpers */
 
-static gboolean
-usage_error (GError **error, const char *fmt, const char *arg)
-{
-  g_set_error (error, GS_ERROR, GS_ERROR_USAGE, fmt, arg);
-  return FALSE;
-}
-
-/* GOption reports its own errors in its own domain: they are usage. */
-static gboolean
-parse_options (GOptionContext *ctx, int *argc, char ***argv, GError **error)
-{
-  if (g_option_context_parse (ctx, argc, argv, error))
-    return TRUE;
-  (*error)->domain = GS_ERROR;
-  (*error)->code = GS_ERROR_USAGE;
-  return FALSE;
-}
-
 /* After option parsing argv[0] is the subcommand; anything more is an
  * error for the subcommands that take no operands. */
 static gboolean
@@ -58,7 +40,7 @@ no_operands (int argc, char **argv, GError **error)
 {
   if (argc <= 1)
     return TRUE;
-  return usage_error (error, "unexpected argument '%s'", argv[1]);
+  return gs_cli_usage (error, "unexpected argument '%s'", argv[1]);
 }
 
 static gboolean
@@ -72,7 +54,7 @@ parse_format (const char *s, gboolean *json, GError **error)
       *json = TRUE;
       return TRUE;
     }
-  return usage_error (error, "--format %s: use text or json", s);
+  return gs_cli_usage (error, "--format %s: use text or json", s);
 }
 
 /* A GPU counts as calibrated once a fit wrote its provenance or any fitted
@@ -232,7 +214,7 @@ cmd_list (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   GError *error = NULL;
   gboolean json = FALSE;
-  if (!parse_options (ctx, &argc, &argv, &error)
+  if (!gs_cli_parse (ctx, &argc, &argv, &error)
       || !no_operands (argc, argv, &error)
       || !parse_format (format, &json, &error))
     {
@@ -631,7 +613,7 @@ apply_sets (GsArch *a, char **sets, GHashTable *overridden, GError **error)
     {
       const char *eq = strchr (*p, '=');
       if (eq == NULL || eq == *p)
-        return usage_error (error, "--set %s: expected KEY=VALUE", *p);
+        return gs_cli_usage (error, "--set %s: expected KEY=VALUE", *p);
       g_autofree char *key = g_strndup (*p, eq - *p);
       if (!gs_arch_set (a, key, eq + 1, error))
         {
@@ -712,7 +694,7 @@ cmd_show (int argc, char **argv)
   GsArch *arch = NULL;
   g_autoptr (GHashTable) overridden =
     g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  if (!parse_options (ctx, &argc, &argv, &error)
+  if (!gs_cli_parse (ctx, &argc, &argv, &error)
       || !parse_format (format, &json, &error))
     goto fail;
   if (argc != 2)
@@ -870,7 +852,7 @@ cmd_params (int argc, char **argv)
     "drives loading, range checks, --set and gpusim-arch(5).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   GError *error = NULL;
-  if (!parse_options (ctx, &argc, &argv, &error)
+  if (!gs_cli_parse (ctx, &argc, &argv, &error)
       || !no_operands (argc, argv, &error))
     return gs_cli_fail (ARCH_CMD, error);
 

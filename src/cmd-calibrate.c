@@ -83,12 +83,8 @@ parse_args (int *argc, char ***argv, CalibrateArgs *a, GError **error)
     "Exit status: 0 ok, 1 nothing to fit, 2 usage, 3 bad input.\n"
     "See gpusim-calibrate(1).");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, argc, argv, error))
-    {
-      (*error)->domain = GS_ERROR;
-      (*error)->code = GS_ERROR_USAGE;
-      return FALSE;
-    }
+  if (!gs_cli_parse (ctx, argc, argv, error))
+    return FALSE;
   if (a->arch == NULL)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_USAGE,

@@ -80,12 +80,8 @@ parse_args (int *argc, char ***argv, ExplainArgs *a, GError **error)
   gs_partition_args_add (ctx, &a->p, TRUE);
   a->regs = 32;
   a->top = DEFAULT_TOP;
-  if (!g_option_context_parse (ctx, argc, argv, error))
-    {
-      (*error)->domain = GS_ERROR;
-      (*error)->code = GS_ERROR_USAGE;
-      return FALSE;
-    }
+  if (!gs_cli_parse (ctx, argc, argv, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -101,13 +97,6 @@ args_clear (ExplainArgs *a)
   g_strfreev (a->work);
 }
 
-static gboolean
-usage (GError **error, const char *fmt, const char *arg)
-{
-  g_set_error (error, GS_ERROR, GS_ERROR_USAGE, fmt, arg);
-  return FALSE;
-}
-
 /* -------------------------------------------------------- inline kernels */
 
 static gboolean
@@ -117,14 +106,14 @@ parse_dims (const char *opt, const char *text, uint32_t out[3],
   g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   guint n = g_strv_length (parts);
   if (n < 1 || n > 3)
-    return usage (error, "%s: give 1 to 3 numbers like 128,4", opt);
+    return gs_cli_usage (error, "%s: give 1 to 3 numbers like 128,4", opt);
   out[0] = out[1] = out[2] = 1;
   for (guint i = 0; i < n; i++)
     {
       char *end;
       gint64 v = g_ascii_strtoll (parts[i], &end, 10);
       if (*parts[i] == '\0' || *end != '\0' || v < 1 || v > G_MAXINT32)
-        return usage (error, "%s: give positive whole numbers like 128,4",
+        return gs_cli_usage (error, "%s: give positive whole numbers like 128,4",
                       opt);
       out[i] = (uint32_t) v;
     }
@@ -174,7 +163,7 @@ parse_work (char **work, GsWork *w, GError **error)
       const char *k = g_str_has_prefix (key, "work.") ? key + 5 : key;
       double *f = work_field (w, k);
       if (eq == NULL || f == NULL)
-        return usage (error, "--work %s: expected KEY=VALUE with a key of "
+        return gs_cli_usage (error, "--work %s: expected KEY=VALUE with a key of "
                       "the work group (fp32_ops, ld_bytes, ilp ...; see "
                       "gpusim-workload(5))", *s);
       char *end;
@@ -182,7 +171,7 @@ parse_work (char **work, GsWork *w, GError **error)
       gboolean ratio = strcmp (k, "ilp") == 0 || strcmp (k, "mlp") == 0;
       if (eq[1] == '\0' || *end != '\0' || !isfinite (v)
           || v < (ratio ? 1 : 0))
-        return usage (error, "--work %s: the value must be a number (>= 0; "
+        return gs_cli_usage (error, "--work %s: the value must be a number (>= 0; "
                       ">= 1 for ilp and mlp)", *s);
       *f = v;
     }
@@ -200,7 +189,7 @@ inline_program (const ExplainArgs *a, GError **error)
     return NULL;
   if (a->regs < 1 || a->smem < 0)
     {
-      usage (error, "%s", "--regs must be positive and --smem not negative");
+      gs_cli_usage (error, "%s", "--regs must be positive and --smem not negative");
       return NULL;
     }
   k.regs = (uint32_t) a->regs;
@@ -242,7 +231,7 @@ parse_op_row (const char *spec, GsMeasureRow *row, GError **error)
         {
           int d = gs_dtype_parse (eq + 1);
           if (d < 0)
-            return usage (error, "--op: unknown dtype in %s (fp32, tf32, "
+            return gs_cli_usage (error, "--op: unknown dtype in %s (fp32, tf32, "
                           "fp16, bf16, fp8)", *t);
           row->dtype = (GsDtype) d;
           continue;
@@ -256,12 +245,12 @@ parse_op_row (const char *spec, GsMeasureRow *row, GError **error)
                    : strcmp (key, "K") == 0 ? &row->K
                    : strcmp (key, "H") == 0 ? &row->H : NULL;
       if (f == NULL || end == eq + 1 || *end != '\0' || v < 1)
-        return usage (error, "--op: %s: expected B=, M=, N=, K= or H= with "
+        return gs_cli_usage (error, "--op: %s: expected B=, M=, N=, K= or H= with "
                       "a positive whole number, or dtype=", *t);
       *f = v;
     }
   if (row->op == NULL)
-    return usage (error, "--op \"%s\": name an op, e.g. \"linear B=8 M=512 "
+    return gs_cli_usage (error, "--op \"%s\": name an op, e.g. \"linear B=8 M=512 "
                   "N=4096 K=1024\"", spec);
   return TRUE;
 }
@@ -285,7 +274,7 @@ op_program (const ExplainArgs *a, const GsArch *arch, GError **error)
       int d = gs_dtype_parse (a->p.dtype);
       if (d < 0)
         {
-          usage (error, "--dtype %s: use fp32, tf32, fp16, bf16 or fp8",
+          gs_cli_usage (error, "--dtype %s: use fp32, tf32, fp16, bf16 or fp8",
                  a->p.dtype);
           return NULL;
         }
@@ -309,7 +298,7 @@ op_program (const ExplainArgs *a, const GsArch *arch, GError **error)
   g_array_set_clear_func (ks, kernel_array_clear);
   GsProgram *prog = NULL;
   if (runtime < 0)
-    usage (error, "--runtime %s: use eager or compiled", a->p.runtime);
+    gs_cli_usage (error, "--runtime %s: use eager or compiled", a->p.runtime);
   else if (lib != NULL
            && gs_library_lower (lib, &op, (GsRuntime) runtime, NULL, ks,
                                 error))
@@ -1238,13 +1227,13 @@ load_program (const ExplainArgs *a, int argc, char **argv,
   int sources = (argc > 1) + (a->grid != NULL) + (a->op != NULL);
   if (sources != 1 || argc > 2)
     {
-      usage (error, "%s", "give one of: a WORKLOAD file, an inline kernel "
+      gs_cli_usage (error, "%s", "give one of: a WORKLOAD file, an inline kernel "
                           "(--grid, --block ...) or --op \"...\"");
       return NULL;
     }
   if (a->kernel != 0 && argc < 2)
     {
-      usage (error, "%s", "--kernel N picks a launch of a WORKLOAD file");
+      gs_cli_usage (error, "%s", "--kernel N picks a launch of a WORKLOAD file");
       return NULL;
     }
   if (a->grid != NULL)
@@ -1265,7 +1254,7 @@ explain (const ExplainArgs *a, int argc, char **argv, FILE **outp,
   if (a->format && strcmp (a->format, "json") == 0)
     json = TRUE;
   else if (a->format && strcmp (a->format, "text") != 0)
-    return usage (error, "--format %s: use text or json", a->format);
+    return gs_cli_usage (error, "--format %s: use text or json", a->format);
   g_autoptr (GsArch) arch = gs_partition_args_arch (&a->p, error);
   if (arch == NULL)
     return FALSE;

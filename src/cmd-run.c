@@ -62,12 +62,8 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
   gs_partition_args_add (ctx, &a->common, TRUE);
   g_option_context_add_main_entries (ctx, entries, NULL);
   a->rows = 50;
-  if (!g_option_context_parse (ctx, argc, argv, error))
-    {
-      (*error)->domain = GS_ERROR;
-      (*error)->code = GS_ERROR_USAGE;
-      return FALSE;
-    }
+  if (!gs_cli_parse (ctx, argc, argv, error))
+    return FALSE;
   return TRUE;
 }
 
@@ -78,13 +74,6 @@ args_clear (RunArgs *a)
   g_free (a->format);
   g_free (a->trace);
   g_free (a->output);
-}
-
-static gboolean
-usage_error (GError **error, const char *fmt, const char *arg)
-{
-  g_set_error (error, GS_ERROR, GS_ERROR_USAGE, fmt, arg);
-  return FALSE;
 }
 
 /* A trace records every block, so the run simulates each one (no
@@ -126,14 +115,14 @@ gs_cmd_run (int argc, char **argv)
     goto fail;
   if (argc != 2)
     {
-      usage_error (&error, "%s", argc < 2 ? "give one WORKLOAD file"
+      gs_cli_usage (&error, "%s", argc < 2 ? "give one WORKLOAD file"
                                           : "give only one WORKLOAD file");
       goto fail;
     }
   int format = a.format ? gs_format_parse (a.format) : GS_FORMAT_TEXT;
   if (format < 0)
     {
-      usage_error (&error, "--format %s: use text, json or csv", a.format);
+      gs_cli_usage (&error, "--format %s: use text, json or csv", a.format);
       goto fail;
     }
   GsWorkloadOptions wopt;

@@ -85,12 +85,8 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
     "See gpusim-sweep(1).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   gs_partition_args_add (ctx, &a->p, FALSE);
-  if (!g_option_context_parse (ctx, argc, argv, error))
-    {
-      (*error)->domain = GS_ERROR;
-      (*error)->code = GS_ERROR_USAGE;
-      return FALSE;
-    }
+  if (!gs_cli_parse (ctx, argc, argv, error))
+    return FALSE;
   return TRUE;
 }
 

@@ -379,12 +379,8 @@ parse_args (int *argc, char ***argv, ValidateArgs *a, GError **error)
     "Exit status: 0 ok, 1 some rows could not be predicted, 2 usage,\n"
     "3 bad input.  See gpusim-validate(1).");
   g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, argc, argv, error))
-    {
-      (*error)->domain = GS_ERROR;
-      (*error)->code = GS_ERROR_USAGE;
-      return FALSE;
-    }
+  if (!gs_cli_parse (ctx, argc, argv, error))
+    return FALSE;
   if (a->archs == NULL || a->files == NULL || a->files[0] == NULL
       || a->files[1] != NULL)
     {

@@ -17,5 +17,12 @@ int gs_cmd_sweep (int argc, char **argv);
 int gs_print_version (void);
 /* Prints "gpusim CMD: message" for ERROR and returns its exit status. */
 int gs_cli_fail (const char *cmd, GError *error);
+/* Parses the options of CTX; GOption's own errors become usage errors
+ * (exit status 2). */
+gboolean gs_cli_parse (GOptionContext *ctx, int *argc, char ***argv,
+                       GError **error);
+/* Sets a usage error (exit status 2) and returns FALSE. */
+gboolean gs_cli_usage (GError **error, const char *fmt, ...)
+  G_GNUC_PRINTF (2, 3);
 
 #endif

@@ -1,5 +1,6 @@
 /* gpusim: options shared by run, explain and sweep (see partition.h). */
 #include "config.h"
+#include "src/commands.h"
 #include "src/partition.h"
 #include "sim/arch.h"
 #include "sim/error.h"
@@ -74,32 +75,25 @@ gs_partition_args_clear (GsPartitionArgs *a)
   memset (a, 0, sizeof *a);
 }
 
-static gboolean
-usage (GError **error, const char *fmt, const char *arg)
-{
-  g_set_error (error, GS_ERROR, GS_ERROR_USAGE, fmt, arg);
-  return FALSE;
-}
-
 gboolean
 gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
                             GError **error)
 {
   gs_workload_options_init (o);
   if (a->batch < 0 || a->seq < 0 || a->gen_tokens < 0)
-    return usage (error, "%s must not be negative",
+    return gs_cli_usage (error, "%s must not be negative",
                   "--batch, --seq and --gen-tokens");
   o->batch = a->batch;
   o->seq = a->seq;
   o->gen_tokens = a->gen_tokens;
   if (a->mode && strcmp (a->mode, "inference") != 0
       && strcmp (a->mode, "training") != 0)
-    return usage (error, "--mode %s: use inference or training", a->mode);
+    return gs_cli_usage (error, "--mode %s: use inference or training", a->mode);
   o->mode = a->mode;
   if (a->runtime && (o->runtime = gs_runtime_parse (a->runtime)) < 0)
-    return usage (error, "--runtime %s: use eager or compiled", a->runtime);
+    return gs_cli_usage (error, "--runtime %s: use eager or compiled", a->runtime);
   if (a->dtype && (o->dtype = gs_dtype_parse (a->dtype)) < 0)
-    return usage (error, "--dtype %s: use fp32, tf32, fp16, bf16 or fp8",
+    return gs_cli_usage (error, "--dtype %s: use fp32, tf32, fp16, bf16 or fp8",
                   a->dtype);
   o->attention = a->attention;
   o->optimizer = a->optimizer;
@@ -114,7 +108,7 @@ gs_partition_apply_sets (GsArch *arch, char *const *set, GError **error)
     {
       const char *eq = strchr (*s, '=');
       if (eq == NULL || eq == *s)
-        return usage (error, "--set %s: expected KEY=VALUE", *s);
+        return gs_cli_usage (error, "--set %s: expected KEY=VALUE", *s);
       g_autofree char *key = g_strndup (*s, eq - *s);
       if (!gs_arch_set (arch, key, eq + 1, error))
         return FALSE;
@@ -132,7 +126,7 @@ gs_partition_args_arch (const GsPartitionArgs *a, GError **error)
 {
   if (a->arch == NULL)
     {
-      usage (error, "%s", "--arch is required (gpusim arch list)");
+      gs_cli_usage (error, "%s", "--arch is required (gpusim arch list)");
       return NULL;
     }
   GsArch *arch = gs_arch_load (a->arch, error);
@@ -155,16 +149,16 @@ gs_partition_gpu_options (const GsArch *arch, const char *mig,
     {
       int f = gs_fidelity_parse (fidelity);
       if (f < 0)
-        return usage (error, "--fidelity %s: use block or warp", fidelity);
+        return gs_cli_usage (error, "--fidelity %s: use block or warp", fidelity);
       o->fidelity = (GsFidelity) f;
     }
   if (policy != NULL)
     {
       int p = gs_warp_policy_parse (policy);
       if (p < 0)
-        return usage (error, "--warp-policy %s: use lrr or gto", policy);
+        return gs_cli_usage (error, "--warp-policy %s: use lrr or gto", policy);
       if (o->fidelity != GS_FIDELITY_WARP)
-        return usage (error, "--warp-policy %s needs --fidelity warp", policy);
+        return gs_cli_usage (error, "--warp-policy %s needs --fidelity warp", policy);
       o->warp_policy = (GsWarpPolicy) p;
     }
   return TRUE;
