@@ -17,11 +17,10 @@
 /* A node with an explicit output size (ops whose output shape is not their
  * rows x cols: topk, nonzero, gathers). */
 static int
-node (GsMg *g, GsOpKind kind, const char *name, GsBwRule rule, const int *in,
-      int n_in, int64_t rows, int64_t cols, int64_t out_elems,
-      int64_t out_cols)
+add_node (GsMg *g, GsOpKind kind, const char *name, GsBwRule rule,
+          GsHostClass host, const int *in, int n_in, int64_t rows,
+          int64_t cols, int64_t out_elems, int64_t out_cols)
 {
-  gs_mg_next_call (g);
   GsOp op;
   gs_op_init (&op);
   op.kind = kind;
@@ -31,10 +30,21 @@ node (GsMg *g, GsOpKind kind, const char *name, GsBwRule rule, const int *in,
   op.cols = cols;
   op.reduce_dim = 1;
   op.alu_per_elem = 1;
-  int v = gs_mg_add (g, &op, rule, GS_HOST_OP, in, n_in, out_elems,
-                     out_cols);
+  int v = gs_mg_add (g, &op, rule, host, in, n_in, out_elems, out_cols);
   op.name = NULL;
   return v;
+}
+
+/* The first kernel of a framework call: it starts the call and pays the
+ * op's host cost. */
+static int
+node (GsMg *g, GsOpKind kind, const char *name, GsBwRule rule, const int *in,
+      int n_in, int64_t rows, int64_t cols, int64_t out_elems,
+      int64_t out_cols)
+{
+  gs_mg_next_call (g);
+  return add_node (g, kind, name, rule, GS_HOST_OP, in, n_in, rows, cols,
+                   out_elems, out_cols);
 }
 
 static gboolean
@@ -420,19 +430,8 @@ node_more (GsMg *g, GsOpKind kind, const char *name, GsBwRule rule,
            const int *in, int n_in, int64_t rows, int64_t cols,
            int64_t out_elems, int64_t out_cols)
 {
-  GsOp op;
-  gs_op_init (&op);
-  op.kind = kind;
-  op.name = (char *) name;
-  op.dtype = g->opt.dtype;
-  op.rows = rows;
-  op.cols = cols;
-  op.reduce_dim = 1;
-  op.alu_per_elem = 1;
-  int v = gs_mg_add (g, &op, rule, GS_HOST_NONE, in, n_in, out_elems,
-                     out_cols);
-  op.name = NULL;
-  return v;
+  return add_node (g, kind, name, rule, GS_HOST_NONE, in, n_in, rows, cols,
+                   out_elems, out_cols);
 }
 
 /* Boolean-mask indexing turns the mask of MASK elements into indices
