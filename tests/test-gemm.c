@@ -1,6 +1,7 @@
 /* Tests of the GEMM kernel library model (workloads/gemm*.c, lib-gemm.c)
  * and its fitter (calibrate/fit-gemm.c, fit-tree.c, fit.c). */
 #include "config.h"
+#include "tests/test-util.h"
 #include "calibrate/fit.h"
 #include "calibrate/fit-gemm.h"
 #include "calibrate/fit-tree.h"
@@ -14,38 +15,11 @@
 #include <math.h>
 #include <string.h>
 
-/* The measured set, loaded once (16 MB of gzip). */
-static GsMeasureSet *
-neusight (void)
-{
-  static GsMeasureSet *set;
-  if (set == NULL)
-    {
-      const char *src = g_getenv ("GS_SRCDIR");
-      g_autofree char *file = g_build_filename (src ? src : ".", "data",
-                                                "neusight", "kernels.csv.gz",
-                                                NULL);
-      GError *error = NULL;
-      set = gs_measure_load (file, TRUE, &error);
-      g_assert_no_error (error);
-    }
-  return set;
-}
-
-static GsArch *
-arch (const char *name)
-{
-  GError *error = NULL;
-  GsArch *a = gs_arch_load (name, &error);
-  g_assert_no_error (error);
-  return a;
-}
-
 /* An arch with its calibration dropped: the documented heuristic only. */
 static GsArch *
 arch_uncalibrated (const char *name)
 {
-  GsArch *a = arch (name);
+  GsArch *a = gs_test_arch (name);
   g_free (a->cal.source);          /* the group's strings are owned */
   g_free (a->cal.date);
   g_free (a->cal.method);
@@ -53,14 +27,6 @@ arch_uncalibrated (const char *name)
   gs_cfg_chain_free (a->chain);
   a->chain = NULL;
   return a;
-}
-
-static GArray *
-kernels_new (void)
-{
-  GArray *k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
-  g_array_set_clear_func (k, (GDestroyNotify) gs_kernel_clear);
-  return k;
 }
 
 static void
@@ -80,7 +46,7 @@ shape (GsGemmShape *s, int64_t rows, int64_t cols, int64_t depth,
 static double
 latency_ms (const GsArch *a, const GsGemmParams *p, const GsGemmShape *s)
 {
-  g_autoptr (GArray) k = kernels_new ();
+  g_autoptr (GArray) k = gs_test_kernels_new ();
   GError *error = NULL;
   gs_gemm_lower (a, p, s, NULL, k, &error);
   g_assert_no_error (error);
@@ -131,7 +97,7 @@ test_names (void)
 static void
 test_occupancy (void)
 {
-  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
   const GsGemmCfg *c;
   c = gs_gemm_cfg_find (GS_GEMM_GEN_AMPERE, GS_DTYPE_FP32, "simt_128x128");
   g_assert_cmpint (gs_gemm_blocks_per_sm (a, c, GS_LAYOUT_TN), ==, 2);
@@ -154,9 +120,9 @@ typedef struct {
 static void
 check_grids (const char *device, Tally *t)
 {
-  g_autoptr (GsArch) a = arch (device);
+  g_autoptr (GsArch) a = gs_test_arch (device);
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
-  GsMeasureSet *set = neusight ();
+  GsMeasureSet *set = gs_test_neusight ();
   for (guint i = 0; i < set->rows->len; i++)
     {
       const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
@@ -172,7 +138,7 @@ check_grids (const char *device, Tally *t)
       if (!gs_gemm_select_hint (a, &s, &h, &c)
           || c.cfg->kind == GS_GEMM_CUTLASS_SIMT || r->grid[2] == 65535)
         continue;
-      g_autoptr (GArray) k = kernels_new ();
+      g_autoptr (GArray) k = gs_test_kernels_new ();
       gs_gemm_build (a, p, &s, &c, k);
       const GsKernel *g = &g_array_index (k, GsKernel, 0);
       gboolean same = g->grid[2] == r->grid[2]
@@ -207,11 +173,11 @@ test_grids (void)
 static void
 check_selection (const char *device, const char *op, Tally *t)
 {
-  g_autoptr (GsArch) a = arch (device);
+  g_autoptr (GsArch) a = gs_test_arch (device);
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
   g_autoptr (GArray) ex = g_array_new (FALSE, TRUE, sizeof (GsTreeExample));
   g_autoptr (GPtrArray) labels = g_ptr_array_new_with_free_func (g_free);
-  GsMeasureSet *set = neusight ();
+  GsMeasureSet *set = gs_test_neusight ();
   g_autofree char *key = NULL;
   for (int pass = 0; pass < 2; pass++)
     for (guint i = 0; i < set->rows->len; i++)
@@ -301,7 +267,7 @@ test_monotonic_depth (void)
     for (int heuristic = 0; heuristic < 2; heuristic++)
       {
         g_autoptr (GsArch) a = heuristic ? arch_uncalibrated (archs[i])
-                                         : arch (archs[i]);
+                                         : gs_test_arch (archs[i]);
         g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
         GError *error = NULL;
         g_assert_true (gs_gemm_params_load (p, a, &error));
@@ -321,7 +287,7 @@ test_monotonic_depth (void)
               double f[2];
               for (int k = 0; k < 2; k++)
                 {
-                  g_autoptr (GArray) ks = kernels_new ();
+                  g_autoptr (GArray) ks = gs_test_kernels_new ();
                   gs_gemm_build (a, p, k ? &s2 : &s1, &c, ks);
                   GsTime ps;
                   g_assert_true (gs_fit_run (a, ks, &ps, &error));
@@ -345,7 +311,7 @@ test_tensor_faster (void)
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_autoptr (GsArch) a = arch (cases[i].arch);
+      g_autoptr (GsArch) a = gs_test_arch (cases[i].arch);
       g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
       GError *error = NULL;
       g_assert_true (gs_gemm_params_load (p, a, &error));
@@ -359,15 +325,15 @@ test_tensor_faster (void)
       g_assert_cmpfloat (t, <, t32 / 2);
     }
   /* fp8 beats fp16 on Hopper; a100 has no fp8 GEMMs. */
-  g_autoptr (GsArch) h = arch ("h100-sxm5-80gb");
+  g_autoptr (GsArch) h = gs_test_arch ("h100-sxm5-80gb");
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
   GsGemmShape s16, s8;
   shape (&s16, 8192, 8192, 8192, 1, GS_DTYPE_FP16, GS_LAYOUT_TN);
   s8 = s16;
   s8.dtype = GS_DTYPE_FP8;
   g_assert_cmpfloat (latency_ms (h, p, &s8), <, latency_ms (h, p, &s16));
-  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
-  g_autoptr (GArray) k = kernels_new ();
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
+  g_autoptr (GArray) k = gs_test_kernels_new ();
   GError *error = NULL;
   g_assert_false (gs_gemm_lower (a, p, &s8, NULL, k, &error));
   g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
@@ -380,7 +346,7 @@ test_tensor_faster (void)
 static void
 test_waves (void)
 {
-  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
   GsGemmChoice c = { gs_gemm_cfg_find (GS_GEMM_GEN_AMPERE, GS_DTYPE_FP32,
                                        "simt_128x128"), 1 };
@@ -391,7 +357,7 @@ test_waves (void)
       /* 12 x 18 = 216 tiles, then 12 x 18 + 1 column of tiles more. */
       shape (&s, 128 * 12 + i, 128 * 18, 2048, 1, GS_DTYPE_FP32,
              GS_LAYOUT_NN);
-      g_autoptr (GArray) k = kernels_new ();
+      g_autoptr (GArray) k = gs_test_kernels_new ();
       gs_gemm_build (a, p, &s, &c, k);
       GsTime ps;
       GError *error = NULL;
@@ -406,11 +372,11 @@ test_waves (void)
 static void
 test_lowering_speed (void)
 {
-  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
   GError *error = NULL;
   g_autoptr (GsLibrary) lib = gs_library_new (a, &error);
   g_assert_no_error (error);
-  g_autoptr (GArray) k = kernels_new ();
+  g_autoptr (GArray) k = gs_test_kernels_new ();
   GsOp op;
   gs_op_init (&op);
   op.kind = GS_OP_GEMM;
@@ -436,9 +402,9 @@ test_lowering_speed (void)
 static void
 test_gemv_and_attention (void)
 {
-  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
-  g_autoptr (GArray) k = kernels_new ();
+  g_autoptr (GArray) k = gs_test_kernels_new ();
   GError *error = NULL;
   GsGemmShape s;
   shape (&s, 1, 4096, 4096, 1, GS_DTYPE_FP32, GS_LAYOUT_TN);
@@ -495,9 +461,9 @@ test_gemv_and_attention (void)
 static char *
 small_fit (void)
 {
-  g_autoptr (GsArch) a = arch ("a100-pcie-80gb");
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-80gb");
   g_autoptr (GsFit) fit = gs_fit_new (a, NULL);
-  GsMeasureSet *set = neusight ();
+  GsMeasureSet *set = gs_test_neusight ();
   guint n_linear = 0, n_bmm = 0;
   for (guint i = 0; i < set->rows->len; i++)
     {
@@ -541,7 +507,7 @@ static void
 test_fit_roundtrip (void)
 {
   g_autofree char *group = small_fit ();
-  g_autoptr (GsArch) a = arch ("a100-pcie-80gb");
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-80gb");
   g_autofree char *text = NULL;
   g_assert_true (g_file_get_contents (a->file, &text, NULL, NULL));
   g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);

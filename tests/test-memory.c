@@ -1,6 +1,7 @@
 /* Tests of the memory-bound kernel library model (workloads/mem-*.c,
  * lib-memory.c) and its fitter (calibrate/fit-memory.c). */
 #include "config.h"
+#include "tests/test-util.h"
 #include "calibrate/fit.h"
 #include "calibrate/fit-memory.h"
 #include "calibrate/measure.h"
@@ -13,41 +14,6 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
-
-/* The measured set, loaded once. */
-static GsMeasureSet *
-neusight (void)
-{
-  static GsMeasureSet *set;
-  if (set == NULL)
-    {
-      const char *src = g_getenv ("GS_SRCDIR");
-      g_autofree char *file = g_build_filename (src ? src : ".", "data",
-                                                "neusight", "kernels.csv.gz",
-                                                NULL);
-      GError *error = NULL;
-      set = gs_measure_load (file, TRUE, &error);
-      g_assert_no_error (error);
-    }
-  return set;
-}
-
-static GsArch *
-arch (const char *name)
-{
-  GError *error = NULL;
-  GsArch *a = gs_arch_load (name, &error);
-  g_assert_no_error (error);
-  return a;
-}
-
-static GArray *
-kernels_new (void)
-{
-  GArray *k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
-  g_array_set_clear_func (k, (GDestroyNotify) gs_kernel_clear);
-  return k;
-}
 
 static GsOp
 shape_op (const char *name, int64_t rows, int64_t cols, GsDtype dtype)
@@ -65,7 +31,7 @@ lower (const GsArch *a, const GsOp *op, const GsKernelHint *hint)
 {
   GsMemParams p;
   gs_mem_params_init (&p);
-  GArray *k = kernels_new ();
+  GArray *k = gs_test_kernels_new ();
   GError *error = NULL;
   g_assert_true (gs_mem_lower (a, &p, op, GS_RUNTIME_EAGER, hint, k, &error));
   g_assert_no_error (error);
@@ -87,7 +53,7 @@ base_name (const char *name)
 static void
 test_launch_configs (void)
 {
-  GsMeasureSet *set = neusight ();
+  GsMeasureSet *set = gs_test_neusight ();
   g_autoptr (GHashTable) archs = g_hash_table_new_full (
     g_str_hash, g_str_equal, g_free, (GDestroyNotify) gs_arch_free);
   guint checked = 0, matched = 0;
@@ -100,7 +66,7 @@ test_launch_configs (void)
       GsArch *a = g_hash_table_lookup (archs, r->device);
       if (a == NULL)
         {
-          a = arch (r->device);
+          a = gs_test_arch (r->device);
           g_hash_table_insert (archs, g_strdup (r->device), a);
         }
       g_autoptr (GArray) k = lower (a, &op, NULL);
@@ -145,7 +111,7 @@ only (GArray *k)
 static void
 test_vectorized_or_not (void)
 {
-  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
   GsOp op = shape_op ("add", 1000, 1000, GS_DTYPE_FP32);
   g_autoptr (GArray) v = lower (a, &op, NULL);
   g_assert_true (strstr (only (v)->name, "vectorized_elementwise_kernel<4"));
@@ -202,7 +168,7 @@ test_vectorized_or_not (void)
 static void
 test_softmax_choice (void)
 {
-  g_autoptr (GsArch) a = arch ("t4");
+  g_autoptr (GsArch) a = gs_test_arch ("t4");
   struct { int64_t cols; GsDtype dt; const char *kernel; uint32_t bx, by; }
   cases[] = {
     { 1, GS_DTYPE_FP32, "softmax_warp_forward<float, float, float, 0,", 1,
@@ -250,7 +216,7 @@ test_softmax_choice (void)
 static double
 latency_us (const GsArch *a, const GsMemParams *p, const GsOp *op)
 {
-  g_autoptr (GArray) k = kernels_new ();
+  g_autoptr (GArray) k = gs_test_kernels_new ();
   GError *error = NULL;
   g_assert_true (gs_mem_lower (a, p, op, GS_RUNTIME_EAGER, NULL, k, &error));
   GsTime t = 0;
@@ -267,7 +233,7 @@ test_monotonic (void)
   const int64_t cols[] = { 100, 1000, 1024, 3000, 8192 };
   for (guint a = 0; a < G_N_ELEMENTS (archs); a++)
     {
-      g_autoptr (GsArch) ar = arch (archs[a]);
+      g_autoptr (GsArch) ar = gs_test_arch (archs[a]);
       GsMemParams p;
       GError *error = NULL;
       g_assert_true (gs_mem_params_load (&p, ar, &error));
@@ -292,7 +258,7 @@ test_monotonic (void)
 static void
 test_bandwidth (void)
 {
-  g_autoptr (GsArch) a = arch ("v100-pcie-32gb");
+  g_autoptr (GsArch) a = gs_test_arch ("v100-pcie-32gb");
   GsMemParams p;
   gs_mem_params_init (&p);
   GsOp op = shape_op ("add", 1 << 16, 4096, GS_DTYPE_FP32);
@@ -326,7 +292,7 @@ test_host_floor (void)
 static void
 test_other_kinds (void)
 {
-  g_autoptr (GsArch) a = arch ("a100-pcie-40gb");
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
   GsMemParams p;
   gs_mem_params_init (&p);
   struct { GsOpKind kind; const char *name, *fused; GsRuntime rt;
@@ -366,7 +332,7 @@ test_other_kinds (void)
       op.n_in = 2;
       op.reduce_dim = 1;
       op.params = 350000000;
-      g_autoptr (GArray) k = kernels_new ();
+      g_autoptr (GArray) k = gs_test_kernels_new ();
       GError *error = NULL;
       g_assert_true (gs_mem_lower (a, &p, &op, cases[i].rt, NULL, k, &error));
       g_assert_no_error (error);
@@ -410,7 +376,7 @@ test_params_round_trip (void)
     "base = \"%s\";\ncalibration = { library = { memory = {\n%s}; }; };\n",
     src, group);
   g_autofree char *file = write_temp ("t.cfg", text);
-  g_autoptr (GsArch) a = arch (file);
+  g_autoptr (GsArch) a = gs_test_arch (file);
   GsMemParams q;
   GError *error = NULL;
   g_assert_true (gs_mem_params_load (&q, a, &error));
@@ -431,7 +397,7 @@ test_params_unknown_key (void)
     "base = \"%s\";\ncalibration = {\n  library = {\n    memory = {\n"
     "      l2_kep = 0.5;\n    };\n  };\n};\n", src);
   g_autofree char *file = write_temp ("bad.cfg", text);
-  g_autoptr (GsArch) a = arch (file);
+  g_autoptr (GsArch) a = gs_test_arch (file);
   GsMemParams q;
   GError *error = NULL;
   g_assert_false (gs_mem_params_load (&q, a, &error));
@@ -449,7 +415,7 @@ test_params_unknown_key (void)
 static void
 test_fit_small (void)
 {
-  GsMeasureSet *set = neusight ();
+  GsMeasureSet *set = gs_test_neusight ();
   g_autoptr (GsMeasureSet) mine = gs_measure_new ();
   mine->file = g_strdup ("l4-relu-ln.csv");
   for (guint i = 0; i < set->rows->len; i++)
@@ -466,7 +432,7 @@ test_fit_small (void)
       c->latency_ms = r->latency_ms;
       c->line = r->line;
     }
-  g_autoptr (GsArch) a = arch ("l4");
+  g_autoptr (GsArch) a = gs_test_arch ("l4");
   char *out[2];
   for (int run = 0; run < 2; run++)
     {
@@ -511,9 +477,9 @@ test_transfer (void)
         "base = \"%s\";\ncalibration = { dram_eff = %g; library = { "
         "memory = {\n%s}; }; };\n", src, dram[i], group);
       g_autofree char *file = write_temp ("d.cfg", text);
-      g_ptr_array_add (donors, arch (file));
+      g_ptr_array_add (donors, gs_test_arch (file));
     }
-  g_autoptr (GsArch) h100 = arch ("h100-sxm5-80gb");
+  g_autoptr (GsArch) h100 = gs_test_arch ("h100-sxm5-80gb");
   GsMemParams p;
   g_autoptr (GString) how = g_string_new (NULL);
   GError *error = NULL;
