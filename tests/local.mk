@@ -44,8 +44,8 @@ EXTRA_DIST += tests/explain-cli.sh tests/sweep-cli.sh tests/run-labs.sh
 
 ## The GEMM kernel library model, its fitter and `gpusim calibrate`.
 check_PROGRAMS += tests/test-gemm
-tests_test_gemm_SOURCES = tests/test-gemm.c tests/test-util.c \
-	tests/test-util.h
+tests_test_gemm_SOURCES = tests/test-gemm.c tests/testlib.c \
+	tests/testlib.h
 tests_test_gemm_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-gemm tests/test-calibrate.sh
 EXTRA_DIST += tests/test-calibrate.sh
@@ -60,8 +60,8 @@ EXTRA_DIST += tests/run-bad-input-files.sh tests/run-bad-input-limits.sh \
 
 ## The memory-bound kernel library model, its fitter, predict and validate.
 check_PROGRAMS += tests/test-memory
-tests_test_memory_SOURCES = tests/test-memory.c tests/test-util.c \
-	tests/test-util.h
+tests_test_memory_SOURCES = tests/test-memory.c tests/testlib.c \
+	tests/testlib.h
 tests_test_memory_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-memory tests/predict-cli.sh tests/validate-cli.sh
 EXTRA_DIST += tests/predict-cli.sh tests/validate-cli.sh

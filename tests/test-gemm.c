@@ -1,7 +1,7 @@
 /* Tests of the GEMM kernel library model (workloads/gemm*.c, lib-gemm.c)
  * and its fitter (calibrate/fit-gemm.c, fit-tree.c, fit.c). */
 #include "config.h"
-#include "tests/test-util.h"
+#include "tests/testlib.h"
 #include "calibrate/fit.h"
 #include "calibrate/fit-gemm.h"
 #include "calibrate/fit-tree.h"

@@ -1,7 +1,7 @@
 /* Tests of the memory-bound kernel library model (workloads/mem-*.c,
  * lib-memory.c) and its fitter (calibrate/fit-memory.c). */
 #include "config.h"
-#include "tests/test-util.h"
+#include "tests/testlib.h"
 #include "calibrate/fit.h"
 #include "calibrate/fit-memory.h"
 #include "calibrate/measure.h"

@@ -1,6 +1,6 @@
 /* gpusim tests: helpers shared by the kernel-library tests. */
 #include "config.h"
-#include "tests/test-util.h"
+#include "tests/testlib.h"
 #include "sim/kernel.h"
 
 GsMeasureSet *

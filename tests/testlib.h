@@ -1,0 +1,18 @@
+/* gpusim tests: helpers shared by the kernel-library tests. */
+#ifndef GS_TESTLIB_H
+#define GS_TESTLIB_H
+
+#include "calibrate/measure.h"
+#include "sim/arch.h"
+
+#include <glib.h>
+
+/* data/neusight/kernels.csv.gz under $GS_SRCDIR, loaded once per
+ * process (16 MB of gzip); the test fails if it cannot be read. */
+GsMeasureSet *gs_test_neusight (void);
+/* The arch NAME (a name or a file); the test fails if it does not load. */
+GsArch *gs_test_arch (const char *name);
+/* An empty array of GsKernel that clears its elements. */
+GArray *gs_test_kernels_new (void);
+
+#endif
