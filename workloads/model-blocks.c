@@ -144,6 +144,16 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
   return o;
 }
 
+void
+gs_mb_scope (GsMb *b, int layer, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *s = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  gs_mg_scope (b->g, s, layer);
+}
+
 int
 gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
 {

@@ -62,6 +62,11 @@ typedef struct {
   gboolean causal;
 } GsMbAttn;
 
+/* Tags the nodes that follow with a module path built like printf
+ * ("h.%d.attn"); LAYER -1 outside the layers. */
+void gs_mb_scope (GsMb *b, int layer, const char *fmt, ...)
+  G_GNUC_PRINTF (3, 4);
+
 /* Eager (or fused) attention from Q, K, V ([B,H,S,D] values) to the
  * merged [B*S, H*D] context, heads merged (permute + contiguous). */
 int gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v);

@@ -10,21 +10,6 @@
 #include "config.h"
 #include "workloads/model-build.h"
 
-#include <stdio.h>
-
-static void
-scope (GsMb *b, int layer, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-
-static void
-scope (GsMb *b, int layer, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *s = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  gs_mg_scope (b->g, s, layer);
-}
-
 /* Query/key/value as head-split views of projections. */
 static void
 attn_defaults (const GsMb *b, GsMbAttn *a)
@@ -52,7 +37,7 @@ lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
   GsMg *g = b->g;
   int64_t T = b->batch * b->seq;
   int64_t V = b->cfg->vocab, H = b->cfg->hidden;
-  scope (b, -1, "lm_head");
+  gs_mb_scope (b, -1, "lm_head");
   int logits = gs_mg_linear (g, NULL, h, T, H, V, w_tied, FALSE, FALSE);
   gs_mg_val (g, logits)->keep = TRUE;
   if (float_logits && g->opt.dtype != GS_DTYPE_FP32)  /* logits.float() */
@@ -69,7 +54,7 @@ gpt2_attn (GsMb *b, int i, int x, int mask)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  scope (b, i, "transformer.h.%d.attn", i);
+  gs_mb_scope (b, i, "transformer.h.%d.attn", i);
   gs_mg_module (g);
   int qkv = gs_mg_linear (g, "c_attn", x, T, H, 3 * H, -1, TRUE, TRUE);
   int p[3];
@@ -98,13 +83,13 @@ gpt2_mlp (GsMb *b, int i, int x)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  scope (b, i, "transformer.h.%d.mlp", i);
+  gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_PY, 3);
   int h = gs_mg_linear (g, "c_fc", x, T, H, c->ffn, -1, TRUE, TRUE);
-  scope (b, i, "transformer.h.%d.mlp.act", i);
+  gs_mb_scope (b, i, "transformer.h.%d.mlp.act", i);
   h = gs_mb_act (b, c->act, h, T, c->ffn);
-  scope (b, i, "transformer.h.%d.mlp", i);
+  gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
   gs_mg_host (g, GS_HOST_PY, 3);
   h = gs_mg_linear (g, "c_proj", h, T, c->ffn, H, -1, TRUE, TRUE);
   return gs_mg_dropout (g, h, T, H, c->p_resid, TRUE);
@@ -115,17 +100,17 @@ gpt2_block (GsMb *b, int i, int h, int mask)
 {
   GsMg *g = b->g;
   int64_t T = b->batch * b->seq, H = b->cfg->hidden;
-  scope (b, i, "transformer.h.%d", i);
+  gs_mb_scope (b, i, "transformer.h.%d", i);
   gs_mg_module (g);
-  scope (b, i, "transformer.h.%d.ln_1", i);
+  gs_mb_scope (b, i, "transformer.h.%d.ln_1", i);
   int x = gs_mg_layernorm (g, h, T, H);
   int a = gpt2_attn (b, i, x, mask);
-  scope (b, i, "transformer.h.%d", i);
+  gs_mb_scope (b, i, "transformer.h.%d", i);
   h = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
-  scope (b, i, "transformer.h.%d.ln_2", i);
+  gs_mb_scope (b, i, "transformer.h.%d.ln_2", i);
   x = gs_mg_layernorm (g, h, T, H);
   int m = gpt2_mlp (b, i, x);
-  scope (b, i, "transformer.h.%d", i);
+  gs_mb_scope (b, i, "transformer.h.%d", i);
   return gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
 }
 
@@ -147,7 +132,7 @@ gs_mb_gpt2 (GsMb *b)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
-  scope (b, -1, "transformer");
+  gs_mb_scope (b, -1, "transformer");
   gs_mg_host (g, GS_HOST_PY, 12);
   gs_mg_host (g, GS_HOST_VIEW, 1);
   int wte = gs_mg_param (g, (int64_t) c->vocab * H, H);
@@ -164,19 +149,19 @@ gs_mb_gpt2 (GsMb *b)
       gs_mg_host (g, GS_HOST_VIEW, 1);
     }
   int mask = b->generate ? gpt2_mask (b) : -1;
-  scope (b, -1, "transformer.wte");
+  gs_mb_scope (b, -1, "transformer.wte");
   int e = gs_mg_embedding (g, wte, c->vocab, T, H);
-  scope (b, -1, "transformer.wpe");
+  gs_mb_scope (b, -1, "transformer.wpe");
   int p = gs_mg_embedding (g, wpe, c->max_pos, pos_rows, H);
-  scope (b, -1, "transformer");
+  gs_mb_scope (b, -1, "transformer");
   int h = gs_mg_pointwise (g, "add", pos_rows < T ? GS_BW_ADD_BCAST
                                                    : GS_BW_PASS,
                            e, p, T, H, 1, 0, FALSE);
-  scope (b, -1, "transformer.drop");
+  gs_mb_scope (b, -1, "transformer.drop");
   h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
   for (int i = 0; i < c->layers; i++)
     h = gpt2_block (b, i, h, mask);
-  scope (b, -1, "transformer.ln_f");
+  gs_mb_scope (b, -1, "transformer.ln_f");
   h = gs_mg_layernorm (g, h, T, H);
   gs_mg_host (g, GS_HOST_VIEW, 1);
   return lm_head (b, h, wte, FALSE);
@@ -190,7 +175,7 @@ neo_attn (GsMb *b, int i, int x, int mask)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  scope (b, i, "transformer.h.%d.attn.attention", i);
+  gs_mb_scope (b, i, "transformer.h.%d.attn.attention", i);
   gs_mg_module (g);
   gs_mg_module (g);
   int q = gs_mg_linear (g, "q_proj", x, T, H, H, -1, FALSE, FALSE);
@@ -224,7 +209,7 @@ gs_mb_gpt_neo (GsMb *b)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
-  scope (b, -1, "transformer");
+  gs_mb_scope (b, -1, "transformer");
   gs_mg_host (g, GS_HOST_PY, 12);
   int wte = gs_mg_param (g, (int64_t) c->vocab * H, H);
   int wpe = gs_mg_param (g, (int64_t) c->max_pos * H, H);
@@ -236,11 +221,11 @@ gs_mb_gpt_neo (GsMb *b)
     }
   else
     gs_mg_fill (g, "arange", 1, S);
-  scope (b, -1, "transformer.wte");
+  gs_mb_scope (b, -1, "transformer.wte");
   int e = gs_mg_embedding (g, wte, c->vocab, T, H);
-  scope (b, -1, "transformer.wpe");
+  gs_mb_scope (b, -1, "transformer.wpe");
   int p = gs_mg_embedding (g, wpe, c->max_pos, pos_rows, H);
-  scope (b, -1, "transformer");
+  gs_mb_scope (b, -1, "transformer");
   /* 4.36 prepares a 4-D causal mask for the eager attention too. */
   int mask = gs_mb_causal_mask_4d (b, b->generate);
   int h = gs_mg_pointwise (g, "add", pos_rows < T ? GS_BW_ADD_BCAST
@@ -249,23 +234,23 @@ gs_mb_gpt_neo (GsMb *b)
   h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
   for (int i = 0; i < c->layers; i++)
     {
-      scope (b, i, "transformer.h.%d.ln_1", i);
+      gs_mb_scope (b, i, "transformer.h.%d.ln_1", i);
       int x = gs_mg_layernorm (g, h, T, H);
       int a = neo_attn (b, i, x, mask);
-      scope (b, i, "transformer.h.%d", i);
+      gs_mb_scope (b, i, "transformer.h.%d", i);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
-      scope (b, i, "transformer.h.%d.ln_2", i);
+      gs_mb_scope (b, i, "transformer.h.%d.ln_2", i);
       x = gs_mg_layernorm (g, h, T, H);
-      scope (b, i, "transformer.h.%d.mlp", i);
+      gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
       gs_mg_module (g);
       int m = gs_mg_linear (g, "c_fc", x, T, H, c->ffn, -1, TRUE, FALSE);
       m = gs_mb_act (b, c->act, m, T, c->ffn);
       m = gs_mg_linear (g, "c_proj", m, T, c->ffn, H, -1, TRUE, FALSE);
       m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
-      scope (b, i, "transformer.h.%d", i);
+      gs_mb_scope (b, i, "transformer.h.%d", i);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
     }
-  scope (b, -1, "transformer.ln_f");
+  gs_mb_scope (b, -1, "transformer.ln_f");
   h = gs_mg_layernorm (g, h, T, H);
   return lm_head (b, h, wte, FALSE);
 }
@@ -280,7 +265,7 @@ opt_attn (GsMb *b, int i, int x, int mask)
   int64_t T = b->batch * b->seq, H = c->hidden;
   int64_t n = b->batch * c->heads * b->seq;
   gboolean bias = c->linear_bias;
-  scope (b, i, "model.decoder.layers.%d.self_attn", i);
+  gs_mb_scope (b, i, "model.decoder.layers.%d.self_attn", i);
   gs_mg_module (g);
   /* q_proj(h) * scaling; _shape(...) = view + transpose + contiguous. */
   int q = gs_mg_linear (g, "q_proj", x, T, H, H, -1, bias, FALSE);
@@ -313,30 +298,30 @@ opt_layer (GsMb *b, int i, int h, int mask)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  scope (b, i, "model.decoder.layers.%d", i);
+  gs_mb_scope (b, i, "model.decoder.layers.%d", i);
   gs_mg_module (g);
   int x = h;
   if (c->pre_norm)
     {
-      scope (b, i, "model.decoder.layers.%d.self_attn_layer_norm", i);
+      gs_mb_scope (b, i, "model.decoder.layers.%d.self_attn_layer_norm", i);
       x = gs_mg_layernorm (g, h, T, H);
     }
   int a = opt_attn (b, i, x, mask);
-  scope (b, i, "model.decoder.layers.%d", i);
+  gs_mb_scope (b, i, "model.decoder.layers.%d", i);
   a = gs_mg_dropout (g, a, T, H, c->p_resid, FALSE);
   h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0, FALSE);
   if (!c->pre_norm)
     {
-      scope (b, i, "model.decoder.layers.%d.self_attn_layer_norm", i);
+      gs_mb_scope (b, i, "model.decoder.layers.%d.self_attn_layer_norm", i);
       h = gs_mg_layernorm (g, h, T, H);
     }
   x = h;
   if (c->pre_norm)
     {
-      scope (b, i, "model.decoder.layers.%d.final_layer_norm", i);
+      gs_mb_scope (b, i, "model.decoder.layers.%d.final_layer_norm", i);
       x = gs_mg_layernorm (g, h, T, H);
     }
-  scope (b, i, "model.decoder.layers.%d", i);
+  gs_mb_scope (b, i, "model.decoder.layers.%d", i);
   int m = gs_mg_linear (g, "fc1", x, T, H, c->ffn, -1, c->linear_bias,
                         FALSE);
   m = gs_mb_act (b, c->act, m, T, c->ffn);
@@ -346,7 +331,7 @@ opt_layer (GsMb *b, int i, int h, int mask)
   h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
   if (!c->pre_norm)
     {
-      scope (b, i, "model.decoder.layers.%d.final_layer_norm", i);
+      gs_mb_scope (b, i, "model.decoder.layers.%d.final_layer_norm", i);
       h = gs_mg_layernorm (g, h, T, H);
     }
   return h;
@@ -359,7 +344,7 @@ opt_positions (GsMb *b)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t B = b->batch, L = b->past + b->seq;
-  scope (b, -1, "model.decoder.embed_positions");
+  gs_mb_scope (b, -1, "model.decoder.embed_positions");
   gs_mg_module (g);
   gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, L, 0, 0, FALSE);
   gs_mg_pointwise (g, "cumsum", GS_BW_NONE, -1, -1, B, L, 1, 0, FALSE);
@@ -379,17 +364,17 @@ gs_mb_opt (GsMb *b)
   const GsHfConfig *c = b->cfg;
   int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
   int64_t P = c->proj_dim;
-  scope (b, -1, "model.decoder");
+  gs_mb_scope (b, -1, "model.decoder");
   gs_mg_host (g, GS_HOST_PY, 14);
   int embed = gs_mg_param (g, (int64_t) c->vocab * P, P);
-  scope (b, -1, "model.decoder.embed_tokens");
+  gs_mb_scope (b, -1, "model.decoder.embed_tokens");
   int e = gs_mg_embedding (g, embed, c->vocab, T, P);
-  scope (b, -1, "model.decoder");
+  gs_mb_scope (b, -1, "model.decoder");
   if (!b->generate)       /* attention_mask = torch.ones(B, L) */
     gs_mg_fill (g, "ones", B, b->past + S);
   int mask = gs_mb_causal_mask_4d (b, TRUE);
   int pos = opt_positions (b);
-  scope (b, -1, "model.decoder");
+  gs_mb_scope (b, -1, "model.decoder");
   if (P != H)
     e = gs_mg_linear (g, "project_in", e, T, P, H, -1, FALSE, FALSE);
   int h = gs_mg_pointwise (g, "add", GS_BW_PASS, e, pos, T, H, 1, 0, FALSE);
@@ -398,16 +383,16 @@ gs_mb_opt (GsMb *b)
     h = opt_layer (b, i, h, mask);
   if (c->pre_norm)
     {
-      scope (b, -1, "model.decoder.final_layer_norm");
+      gs_mb_scope (b, -1, "model.decoder.final_layer_norm");
       h = gs_mg_layernorm (g, h, T, H);
     }
   if (P != H)
     {
-      scope (b, -1, "model.decoder");
+      gs_mb_scope (b, -1, "model.decoder");
       h = gs_mg_linear (g, "project_out", h, T, H, P, -1, FALSE, FALSE);
     }
   /* The head maps P features (the tied embedding's width). */
-  scope (b, -1, "lm_head");
+  gs_mb_scope (b, -1, "lm_head");
   int logits = gs_mg_linear (g, NULL, h, T, P, c->vocab, embed, FALSE,
                              FALSE);
   gs_mg_val (g, logits)->keep = TRUE;
@@ -455,7 +440,7 @@ llama_attn (GsMb *b, int i, int x, int mask)
   int64_t T = b->batch * b->seq, H = c->hidden, D = c->head_dim;
   int64_t KV = c->kv_heads, L = b->past + b->seq;
   gboolean bias = c->linear_bias;
-  scope (b, i, "model.layers.%d.self_attn", i);
+  gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
   gs_mg_module (g);
   int q = gs_mg_linear (g, "q_proj", x, T, H, c->heads * D, -1, bias, FALSE);
   int k = gs_mg_linear (g, "k_proj", x, T, H, KV * D, -1, bias, FALSE);
@@ -503,10 +488,10 @@ llama_mlp (GsMb *b, int i, int x)
   int64_t T = b->batch * b->seq, H = c->hidden;
   if (c->family == GS_HF_MIXTRAL)
     {
-      scope (b, i, "model.layers.%d.block_sparse_moe", i);
+      gs_mb_scope (b, i, "model.layers.%d.block_sparse_moe", i);
       return gs_mb_mixtral_moe (b, x, T, H);
     }
-  scope (b, i, "model.layers.%d.mlp", i);
+  gs_mb_scope (b, i, "model.layers.%d.mlp", i);
   gs_mg_module (g);
   int gate = gs_mg_linear (g, "gate_proj", x, T, H, c->ffn, -1, FALSE, FALSE);
   int a = gs_mb_act (b, c->act, gate, T, c->ffn);
@@ -522,7 +507,7 @@ gs_mb_llama (GsMb *b)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  scope (b, -1, "model");
+  gs_mb_scope (b, -1, "model");
   gs_mg_host (g, GS_HOST_PY, 12);
   int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
   if (b->generate)
@@ -532,26 +517,26 @@ gs_mb_llama (GsMb *b)
       gs_mg_fill (g, "arange", 1, b->seq);     /* position_ids */
       gs_mg_host (g, GS_HOST_VIEW, 2);
     }
-  scope (b, -1, "model.embed_tokens");
+  gs_mb_scope (b, -1, "model.embed_tokens");
   int h = gs_mg_embedding (g, embed, c->vocab, T, H);
-  scope (b, -1, "model");
+  gs_mb_scope (b, -1, "model");
   int mask = gs_mb_causal_mask_4d (b, b->generate);
   for (int i = 0; i < c->layers; i++)
     {
-      scope (b, i, "model.layers.%d", i);
+      gs_mb_scope (b, i, "model.layers.%d", i);
       gs_mg_module (g);
-      scope (b, i, "model.layers.%d.input_layernorm", i);
+      gs_mb_scope (b, i, "model.layers.%d.input_layernorm", i);
       int x = gs_mb_rmsnorm (b, h, T, H);
       int a = llama_attn (b, i, x, mask);
-      scope (b, i, "model.layers.%d", i);
+      gs_mb_scope (b, i, "model.layers.%d", i);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0, FALSE);
-      scope (b, i, "model.layers.%d.post_attention_layernorm", i);
+      gs_mb_scope (b, i, "model.layers.%d.post_attention_layernorm", i);
       x = gs_mb_rmsnorm (b, h, T, H);
       int m = llama_mlp (b, i, x);
-      scope (b, i, "model.layers.%d", i);
+      gs_mb_scope (b, i, "model.layers.%d", i);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
     }
-  scope (b, -1, "model.norm");
+  gs_mb_scope (b, -1, "model.norm");
   h = gs_mb_rmsnorm (b, h, T, H);
   return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
 }

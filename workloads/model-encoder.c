@@ -9,19 +9,6 @@
 #include "config.h"
 #include "workloads/model-build.h"
 
-static void
-scope (GsMb *b, int layer, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-
-static void
-scope (GsMb *b, int layer, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *s = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  gs_mg_scope (b->g, s, layer);
-}
-
 /* ----------------------------------------------------------------- BERT */
 
 /* BertSelfAttention + BertSelfOutput (dense, dropout, LayerNorm(h + x)). */
@@ -31,7 +18,7 @@ bert_attention (GsMb *b, int i, int x, int mask)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  scope (b, i, "bert.encoder.layer.%d.attention.self", i);
+  gs_mb_scope (b, i, "bert.encoder.layer.%d.attention.self", i);
   gs_mg_module (g);
   gs_mg_module (g);
   int q = gs_mg_linear (g, "query", x, T, H, H, -1, TRUE, FALSE);
@@ -54,12 +41,12 @@ bert_attention (GsMb *b, int i, int x, int mask)
   a.drop_module = TRUE;
   int ctx = gs_mb_attention (b, &a, q, k, v);
   gs_mg_host (g, GS_HOST_PY, 3);
-  scope (b, i, "bert.encoder.layer.%d.attention.output", i);
+  gs_mb_scope (b, i, "bert.encoder.layer.%d.attention.output", i);
   gs_mg_module (g);
   int o = gs_mg_linear (g, "dense", ctx, T, H, H, -1, TRUE, FALSE);
   o = gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
   o = gs_mg_pointwise (g, "add", GS_BW_PASS, o, x, T, H, 1, 0, FALSE);
-  scope (b, i, "bert.encoder.layer.%d.attention.output.LayerNorm", i);
+  gs_mb_scope (b, i, "bert.encoder.layer.%d.attention.output.LayerNorm", i);
   return gs_mg_layernorm (g, o, T, H);
 }
 
@@ -69,19 +56,19 @@ bert_layer (GsMb *b, int i, int h, int mask)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  scope (b, i, "bert.encoder.layer.%d", i);
+  gs_mb_scope (b, i, "bert.encoder.layer.%d", i);
   gs_mg_module (g);
   int a = bert_attention (b, i, h, mask);
-  scope (b, i, "bert.encoder.layer.%d.intermediate", i);
+  gs_mb_scope (b, i, "bert.encoder.layer.%d.intermediate", i);
   gs_mg_module (g);
   int m = gs_mg_linear (g, "dense", a, T, H, c->ffn, -1, TRUE, FALSE);
   m = gs_mb_act (b, c->act, m, T, c->ffn);
-  scope (b, i, "bert.encoder.layer.%d.output", i);
+  gs_mb_scope (b, i, "bert.encoder.layer.%d.output", i);
   gs_mg_module (g);
   m = gs_mg_linear (g, "dense", m, T, c->ffn, H, -1, TRUE, FALSE);
   m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
   m = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
-  scope (b, i, "bert.encoder.layer.%d.output.LayerNorm", i);
+  gs_mb_scope (b, i, "bert.encoder.layer.%d.output.LayerNorm", i);
   return gs_mg_layernorm (g, m, T, H);
 }
 
@@ -92,26 +79,26 @@ bert_embeddings (GsMb *b, int *word_table)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t S = b->seq, T = b->batch * S, H = c->hidden;
-  scope (b, -1, "bert.embeddings");
+  gs_mb_scope (b, -1, "bert.embeddings");
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_VIEW, 1);
   int word = gs_mg_param (g, (int64_t) c->vocab * H, H);
   int type = gs_mg_param (g, (int64_t) c->type_vocab * H, H);
   int pos = gs_mg_param (g, (int64_t) c->max_pos * H, H);
   *word_table = word;
-  scope (b, -1, "bert.embeddings.word_embeddings");
+  gs_mb_scope (b, -1, "bert.embeddings.word_embeddings");
   int e = gs_mg_embedding (g, word, c->vocab, T, H);
-  scope (b, -1, "bert.embeddings.token_type_embeddings");
+  gs_mb_scope (b, -1, "bert.embeddings.token_type_embeddings");
   int t = gs_mg_embedding (g, type, c->type_vocab, T, H);
-  scope (b, -1, "bert.embeddings");
+  gs_mb_scope (b, -1, "bert.embeddings");
   int h = gs_mg_pointwise (g, "add", GS_BW_PASS, e, t, T, H, 1, 0, FALSE);
-  scope (b, -1, "bert.embeddings.position_embeddings");
+  gs_mb_scope (b, -1, "bert.embeddings.position_embeddings");
   int p = gs_mg_embedding (g, pos, c->max_pos, S, H);
-  scope (b, -1, "bert.embeddings");
+  gs_mb_scope (b, -1, "bert.embeddings");
   h = gs_mg_pointwise (g, "add_", GS_BW_ADD_BCAST, h, p, T, H, 1, 0, FALSE);
-  scope (b, -1, "bert.embeddings.LayerNorm");
+  gs_mb_scope (b, -1, "bert.embeddings.LayerNorm");
   h = gs_mg_layernorm (g, h, T, H);
-  scope (b, -1, "bert.embeddings.dropout");
+  gs_mb_scope (b, -1, "bert.embeddings.dropout");
   return gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
 }
 
@@ -121,7 +108,7 @@ bert_pooler (GsMb *b, int h)
 {
   GsMg *g = b->g;
   int64_t B = b->batch, H = b->cfg->hidden;
-  scope (b, -1, "bert.pooler");
+  gs_mb_scope (b, -1, "bert.pooler");
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_VIEW, 1);      /* hidden_states[:, 0] */
   /* The [CLS] rows are a strided view (every seq-th row); the GEMM reads
@@ -129,7 +116,7 @@ bert_pooler (GsMb *b, int h)
    * backward: zeros + copy). */
   int cls = g->opt.training ? gs_mg_slice (g, h, B * H, H) : h;
   int p = gs_mg_linear (g, "dense", cls, B, H, H, -1, TRUE, FALSE);
-  scope (b, -1, "bert.pooler.activation");
+  gs_mb_scope (b, -1, "bert.pooler.activation");
   gs_mg_module (g);
   return gs_mg_unary (g, "tanh", p, B, H, 8, 2, "tanh_backward");
 }
@@ -141,18 +128,18 @@ bert_pretraining_heads (GsMb *b, int h, int pooled, int word)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  scope (b, -1, "cls.predictions.transform");
+  gs_mb_scope (b, -1, "cls.predictions.transform");
   gs_mg_module (g);
   gs_mg_module (g);
   int x = gs_mg_linear (g, "dense", h, T, H, H, -1, TRUE, FALSE);
   x = gs_mb_act (b, c->act, x, T, H);
-  scope (b, -1, "cls.predictions.transform.LayerNorm");
+  gs_mb_scope (b, -1, "cls.predictions.transform.LayerNorm");
   x = gs_mg_layernorm (g, x, T, H);
-  scope (b, -1, "cls.predictions");
+  gs_mb_scope (b, -1, "cls.predictions");
   int logits = gs_mg_linear (g, "decoder", x, T, H, c->vocab, word, TRUE,
                              FALSE);
   gs_mg_val (g, logits)->keep = TRUE;
-  scope (b, -1, "cls");
+  gs_mb_scope (b, -1, "cls");
   int nsp = gs_mg_linear (g, "seq_relationship", pooled, b->batch, H, 2, -1,
                           TRUE, FALSE);
   gs_mg_val (g, nsp)->keep = TRUE;
@@ -171,14 +158,14 @@ bert_pad_check (GsMb *b)
   int64_t B = b->batch;
   if (!b->cfg->pad_check || g->opt.compiled)
     return;
-  scope (b, -1, "bert.pad_check");
+  gs_mb_scope (b, -1, "bert.pad_check");
   gs_mg_host (g, GS_HOST_PY, 4);
   gs_mg_host (g, GS_HOST_SYNC, 1);
   gs_mg_copy (g, "index", GS_BW_NONE, -1, B, 2);
   gs_mg_pointwise (g, "eq", GS_BW_NONE, -1, -1, B, 2, 1, 0, TRUE);
   gs_mg_reduce (g, "any", GS_BW_NONE, -1, 1, 2 * B, 1);
   gs_mg_host (g, GS_HOST_SYNC, 1);
-  scope (b, -1, "bert");
+  gs_mb_scope (b, -1, "bert");
 }
 
 GsMbOut
@@ -187,7 +174,7 @@ gs_mb_bert (GsMb *b)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
-  scope (b, -1, "bert");
+  gs_mb_scope (b, -1, "bert");
   bert_pad_check (b);
   gs_mg_host (g, GS_HOST_PY, 12);
   /* attention_mask = torch.ones(B, S); extended: (1.0 - m) * finfo.min. */
@@ -202,9 +189,9 @@ gs_mb_bert (GsMb *b)
   int pooled = bert_pooler (b, h);
   if (g->opt.training)
     return bert_pretraining_heads (b, h, pooled, word);
-  scope (b, -1, "dropout");
+  gs_mb_scope (b, -1, "dropout");
   pooled = gs_mg_dropout (g, pooled, B, H, c->p_resid, TRUE);
-  scope (b, -1, "classifier");
+  gs_mb_scope (b, -1, "classifier");
   int logits = gs_mg_linear (g, NULL, pooled, B, H, c->num_labels, -1, TRUE,
                              FALSE);
   gs_mg_val (g, logits)->keep = TRUE;
@@ -358,22 +345,22 @@ t5_sublayer (GsMb *b, T5Stack *st, int i, int j, int h, int kind)
 {
   GsMg *g = b->g;
   int64_t T = b->batch * st->seq_q, H = b->cfg->hidden;
-  scope (b, i, "%s.block.%d.layer.%d.layer_norm", st->stack, i, j);
+  gs_mb_scope (b, i, "%s.block.%d.layer.%d.layer_norm", st->stack, i, j);
   gs_mg_module (g);
   int x = gs_mb_rmsnorm (b, h, T, H);
   int y;
   if (kind == 2)
     {
-      scope (b, i, "%s.block.%d.layer.%d.mlp", st->stack, i, j);
+      gs_mb_scope (b, i, "%s.block.%d.layer.%d.mlp", st->stack, i, j);
       y = t5_ff (b, st, i, x);
     }
   else
     {
-      scope (b, i, "%s.block.%d.layer.%d.%s", st->stack, i, j,
+      gs_mb_scope (b, i, "%s.block.%d.layer.%d.%s", st->stack, i, j,
              kind == 1 ? "EncDecAttention" : "SelfAttention");
       y = t5_attention (b, st, i, x, kind == 1);
     }
-  scope (b, i, "%s.block.%d.layer.%d", st->stack, i, j);
+  gs_mb_scope (b, i, "%s.block.%d.layer.%d", st->stack, i, j);
   y = gs_mg_dropout (g, y, T, H, b->cfg->p_resid, TRUE);
   return gs_mg_pointwise (g, "add", GS_BW_PASS, h, y, T, H, 1, 0, FALSE);
 }
@@ -411,12 +398,12 @@ t5_stack (GsMb *b, T5Stack *st, int embed)
   int64_t T = b->batch * st->seq_q, H = c->hidden;
   int64_t L = st->past + st->seq_q;
   int layers = st->decoder ? c->dec_layers : c->layers;
-  scope (b, -1, "%s", st->stack);
+  gs_mb_scope (b, -1, "%s", st->stack);
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_PY, 10);
-  scope (b, -1, "%s.embed_tokens", st->stack);
+  gs_mb_scope (b, -1, "%s.embed_tokens", st->stack);
   int h = gs_mg_embedding (g, embed, c->vocab, T, H);
-  scope (b, -1, "%s", st->stack);
+  gs_mb_scope (b, -1, "%s", st->stack);
   /* The caller passes the encoder's attention mask (the reference harness
    * calls model(input_ids, ones, ones): the second is attention_mask, the
    * third decoder_input_ids); the decoder makes its own of ones, and uses
@@ -429,16 +416,16 @@ t5_stack (GsMb *b, T5Stack *st, int embed)
   h = gs_mg_dropout (g, h, T, H, c->p_resid, TRUE);
   for (int i = 0; i < layers; i++)
     {
-      scope (b, i, "%s.block.%d", st->stack, i);
+      gs_mb_scope (b, i, "%s.block.%d", st->stack, i);
       gs_mg_module (g);
       h = t5_sublayer (b, st, i, 0, h, 0);
       if (st->decoder)
         h = t5_sublayer (b, st, i, 1, h, 1);
       h = t5_sublayer (b, st, i, st->decoder ? 2 : 1, h, 2);
     }
-  scope (b, -1, "%s.final_layer_norm", st->stack);
+  gs_mb_scope (b, -1, "%s.final_layer_norm", st->stack);
   h = gs_mb_rmsnorm (b, h, T, H);
-  scope (b, -1, "%s", st->stack);
+  gs_mb_scope (b, -1, "%s", st->stack);
   return gs_mg_dropout (g, h, T, H, c->p_resid, TRUE);
 }
 
@@ -498,7 +485,7 @@ gs_mb_t5 (GsMb *b)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t H = c->hidden;
-  scope (b, -1, "shared");
+  gs_mb_scope (b, -1, "shared");
   int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
   T5Stack enc = { "encoder", FALSE, b->enc_seq, 0, -1, -1, -1, -1, -1 };
   int enc_out;
@@ -509,7 +496,7 @@ gs_mb_t5 (GsMb *b)
   T5Stack dec = { "decoder", TRUE, b->seq, b->past, -1, -1, enc_out, -1, -1 };
   int h = t5_stack (b, &dec, embed);
   int64_t T = b->batch * b->seq;
-  scope (b, -1, "lm_head");
+  gs_mb_scope (b, -1, "lm_head");
   if (c->tie_embeddings)   /* sequence_output * d_model ** -0.5 */
     h = gs_mg_pointwise (g, "mul", GS_BW_SCALE, h, -1, T, H, 1, 0, TRUE);
   int logits = gs_mg_linear (g, NULL, h, T, H, c->vocab,
@@ -517,7 +504,7 @@ gs_mb_t5 (GsMb *b)
   gs_mg_val (g, logits)->keep = TRUE;
   if (c->family == GS_HF_SWITCH)
     {
-      scope (b, -1, "router_losses");
+      gs_mb_scope (b, -1, "router_losses");
       if (!b->decoder_only)
         switch_router_losses (b, b->batch * b->enc_seq,
                               count_sparse (c, c->layers, FALSE));
