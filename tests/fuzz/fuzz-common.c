@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 char *
@@ -13,6 +14,24 @@ gs_fuzz_srcfile (const char *relative)
 {
   const char *src = g_getenv ("GS_SRCDIR");
   return g_build_filename (src ? src : GS_FUZZ_SRCDIR, relative, NULL);
+}
+
+GsArch *
+gs_fuzz_arch (const char *relative)
+{
+  static GsArch *arch;
+  static const char *loaded;
+  if (arch == NULL)
+    {
+      g_autofree char *file = gs_fuzz_srcfile (relative);
+      GError *e = NULL;
+      arch = gs_arch_load_file (file, &e);
+      if (arch == NULL)
+        g_error ("%s", e->message);
+      loaded = relative;
+    }
+  g_assert (strcmp (loaded, relative) == 0);
+  return arch;
 }
 
 static char *scratch;      /* the scratch directory, once created */

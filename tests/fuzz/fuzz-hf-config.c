@@ -9,21 +9,6 @@
 #include "workloads/hf-config.h"
 #include "workloads/model.h"
 
-static GsArch *
-h100 (void)
-{
-  static GsArch *arch;     /* loaded once per process */
-  if (arch == NULL)
-    {
-      g_autofree char *file = gs_fuzz_srcfile ("arch/h100-sxm5-80gb.cfg");
-      GError *e = NULL;
-      arch = gs_arch_load_file (file, &e);
-      if (arch == NULL)
-        g_error ("%s", e->message);
-    }
-  return arch;
-}
-
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
@@ -42,7 +27,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   gs_workload_options_init (&opt);
   opt.batch = 1;
   opt.seq = 8;
-  GsProgram *prog = gs_model_load (path, &opt, h100 (), &error);
+  GsProgram *prog = gs_model_load (path, &opt,
+                                   gs_fuzz_arch ("arch/h100-sxm5-80gb.cfg"),
+                                   &error);
   if (prog == NULL)
     {
       g_assert (error != NULL && error->domain == GS_ERROR);

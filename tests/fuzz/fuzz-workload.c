@@ -7,27 +7,13 @@
 #include "sim/error.h"
 #include "workloads/workload.h"
 
-static GsArch *
-toy_arch (void)
-{
-  static GsArch *arch;     /* loaded once per process */
-  if (arch == NULL)
-    {
-      g_autofree char *file = gs_fuzz_srcfile ("tests/data/arch/toy.cfg");
-      GError *e = NULL;
-      arch = gs_arch_load_file (file, &e);
-      if (arch == NULL)
-        g_error ("%s", e->message);
-    }
-  return arch;
-}
-
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   g_autofree char *path = gs_fuzz_write ("input.workload", data, size);
   GError *error = NULL;
-  GsProgram *prog = gs_workload_load (path, NULL, toy_arch (), &error);
+  GsArch *toy = gs_fuzz_arch ("tests/data/arch/toy.cfg");
+  GsProgram *prog = gs_workload_load (path, NULL, toy, &error);
   if (prog == NULL)
     {
       g_assert (error != NULL && error->message[0] != '\0');

@@ -14,6 +14,7 @@
 #define GS_FUZZ_H
 
 #include <glib.h>
+#include "sim/arch.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,5 +30,10 @@ char *gs_fuzz_write (const char *name, const uint8_t *data, size_t size);
 
 /* A file of the source tree (GS_FUZZ_SRCDIR, or $GS_SRCDIR when set). */
 char *gs_fuzz_srcfile (const char *relative);
+
+/* The arch file RELATIVE to the source tree, loaded on the first call and
+ * kept for the process (a harness runs on one GPU); aborts if it does not
+ * load, since that is the fixture's fault, not the input's. */
+GsArch *gs_fuzz_arch (const char *relative);
 
 #endif
