@@ -203,7 +203,7 @@ horizon_error (GError **error, const Run *r, double ps)
                "%.3g s (%.0f days), beyond the %.0f days of simulated time "
                "gpusim counts (int64 picoseconds); give the kernel fewer "
                "blocks or less work per block", r->total, ps / 1e12,
-               ps / 86400e12, HORIZON_PS / 86400e12);
+               ps / 86400e12, (double) HORIZON_PS / 86400e12);
 }
 
 
