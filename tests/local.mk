@@ -4,6 +4,8 @@
 TESTS_LDADD = $(GS_LIBS)
 
 check_PROGRAMS += tests/test-engine
+tests_test_engine_SOURCES = tests/test-engine.c tests/testlib.c \
+	tests/testlib.h
 tests_test_engine_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-engine
 
@@ -36,6 +38,7 @@ EXTRA_DIST += tests/models-cli.sh
 check_PROGRAMS += tests/test-trace tests/test-warp tests/test-partition
 tests_test_trace_SOURCES = tests/test-trace.c src/trace.c src/trace.h
 tests_test_trace_LDADD = $(TESTS_LDADD)
+tests_test_warp_SOURCES = tests/test-warp.c tests/testlib.c tests/testlib.h
 tests_test_warp_LDADD = $(TESTS_LDADD)
 tests_test_partition_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-trace tests/test-warp tests/test-partition \

@@ -5,6 +5,7 @@
  * description.
  */
 #include "config.h"
+#include "tests/testlib.h"
 #include "sim/arch.h"
 #include "sim/engine.h"
 #include "sim/error.h"
@@ -35,23 +36,6 @@ toy (void)
 {
   g_autofree char *p = toy_path ();
   return load_arch (p);
-}
-
-/* Runs kernels; returns the GPU (caller frees). */
-static GsGpu *
-simulate (const GsArch *arch, GsKernel *ks, int n, const GsGpuOptions *o)
-{
-  GError *error = NULL;
-  GsGpu *gpu = gs_gpu_new (arch, o, &error);
-  g_assert_no_error (error);
-  for (int i = 0; i < n; i++)
-    {
-      gs_gpu_submit (gpu, &ks[i], NULL, &error);
-      g_assert_no_error (error);
-    }
-  gs_gpu_run (gpu, &error);
-  g_assert_no_error (error);
-  return gpu;
 }
 
 static double
@@ -142,8 +126,8 @@ test_waves_h100 (void)
   one_per_sm (&k[0], a, 132);
   one_per_sm (&k[1], a, 133);
   GsGpuOptions o = { .no_memo = TRUE };
-  g_autoptr (GsGpu) g1 = simulate (a, &k[0], 1, &o);
-  g_autoptr (GsGpu) g2 = simulate (a, &k[1], 1, &o);
+  g_autoptr (GsGpu) g1 = gs_test_simulate (a, &k[0], 1, &o);
+  g_autoptr (GsGpu) g2 = gs_test_simulate (a, &k[1], 1, &o);
   const GsKernelResult *r1 = gs_gpu_result (g1, 0);
   const GsKernelResult *r2 = gs_gpu_result (g2, 0);
   g_assert_cmpint (r1->occ.blocks_per_sm, ==, 1);
@@ -167,7 +151,7 @@ test_partial_wave (void)
   k.work.ilp = 1;
   k.work.fp32_ops = 1024.0 * 1000;
   GsGpuOptions o = { .no_memo = TRUE };
-  g_autoptr (GsGpu) g = simulate (a, &k, 1, &o);
+  g_autoptr (GsGpu) g = gs_test_simulate (a, &k, 1, &o);
   const GsKernelResult *r = gs_gpu_result (g, 0);
   g_assert_cmpint (r->waves, ==, 2);
   g_assert_cmpfloat (r->waves_exact, ==, 1.5);
@@ -182,7 +166,7 @@ test_partial_wave (void)
   m.n_variants = 2;
   m.variants[0] = (GsBlockVariant) { 4, 1.0 };
   m.variants[1] = (GsBlockVariant) { 4, 0.25 };
-  g_autoptr (GsGpu) gm = simulate (a, &m, 1, &o);
+  g_autoptr (GsGpu) gm = gs_test_simulate (a, &m, 1, &o);
   double one = kernel_us (g, 0) / 2;     /* one full-length wave */
   g_assert_cmpfloat (fabs (kernel_us (gm, 0) - 1.25 * one) / one, <, 1e-6);
   gs_kernel_clear (&k);
@@ -212,7 +196,7 @@ test_streaming (void)
   GsKernel k[2];
   streaming (&k[0], 4096, 0);
   GsGpuOptions o = { .no_memo = TRUE };
-  g_autoptr (GsGpu) g = simulate (a, k, 1, &o);
+  g_autoptr (GsGpu) g = gs_test_simulate (a, k, 1, &o);
   /* 4096 blocks x 8 KiB = 32 MiB at 100 GB/s (efficiency 1: uncalibrated)
    * = 335.54432 us. */
   double bytes = 4096.0 * 256 * 32;
@@ -227,7 +211,7 @@ test_streaming (void)
   GError *error = NULL;
   gs_arch_set (b, "calibration.dram_eff", "0.8", &error);
   g_assert_no_error (error);
-  g_autoptr (GsGpu) gb = simulate (b, k, 1, &o);
+  g_autoptr (GsGpu) gb = gs_test_simulate (b, k, 1, &o);
   g_assert_cmpfloat (fabs (kernel_us (gb, 0) - expect / 0.8) / expect, <,
                      0.01);
 
@@ -236,8 +220,8 @@ test_streaming (void)
   gs_kernel_clear (&k[0]);
   streaming (&k[0], 64, 0);
   streaming (&k[1], 64, 1);
-  g_autoptr (GsGpu) g1 = simulate (a, k, 1, &o);
-  g_autoptr (GsGpu) g2 = simulate (a, k, 2, &o);
+  g_autoptr (GsGpu) g1 = gs_test_simulate (a, k, 1, &o);
+  g_autoptr (GsGpu) g2 = gs_test_simulate (a, k, 2, &o);
   double alone = (double) gs_gpu_end_time (g1);
   double pair = (double) gs_gpu_end_time (g2);
   g_test_message ("one stream kernel %.3f us, two overlapping %.3f us",
@@ -272,7 +256,7 @@ test_compute_peak (void)
   GsKernel k;
   fma_kernel (&k, 4 * 8 * 10, 256, 10000, 8);
   GsGpuOptions o = { .no_memo = TRUE };
-  g_autoptr (GsGpu) g = simulate (a, &k, 1, &o);
+  g_autoptr (GsGpu) g = gs_test_simulate (a, &k, 1, &o);
   const GsKernelResult *r = gs_gpu_result (g, 0);
   double flops = r->flops;
   double secs = kernel_us (g, 0) / 1e6;
@@ -287,7 +271,7 @@ test_compute_peak (void)
   GError *error = NULL;
   gs_arch_set (b, "calibration.issue_eff", "0.9", &error);
   g_assert_no_error (error);
-  g_autoptr (GsGpu) gb = simulate (b, &k, 1, &o);
+  g_autoptr (GsGpu) gb = gs_test_simulate (b, &k, 1, &o);
   double secs_b = kernel_us (gb, 0) / 1e6;
   g_assert_cmpfloat (fabs (flops / secs_b / (0.9 * peak) - 1.0), <, 0.01);
   gs_kernel_clear (&k);
@@ -304,7 +288,7 @@ test_latency_bound (void)
   GsKernel k;
   fma_kernel (&k, 4, 128, 10000, 1);
   GsGpuOptions o = { .no_memo = TRUE };
-  g_autoptr (GsGpu) g = simulate (a, &k, 1, &o);
+  g_autoptr (GsGpu) g = gs_test_simulate (a, &k, 1, &o);
   const GsKernelResult *r = gs_gpu_result (g, 0);
   g_assert_cmpint (r->bound, ==, GS_BOUND_LATENCY);
   /* 10000 dependent FMAs x 4 cycles at 1 GHz = 40 us. */
@@ -313,7 +297,7 @@ test_latency_bound (void)
   /* More warps hide the latency: 4 blocks per SM reach the pipe limit. */
   GsKernel k4;
   fma_kernel (&k4, 16, 128, 10000, 1);
-  g_autoptr (GsGpu) g4 = simulate (a, &k4, 1, &o);
+  g_autoptr (GsGpu) g4 = gs_test_simulate (a, &k4, 1, &o);
   const GsKernelResult *r4 = gs_gpu_result (g4, 0);
   g_assert_cmpint (r4->bound, ==, GS_BOUND_FP32);
   /* 4 x 128 x 10000 FMAs / 64 lanes = 80000 cycles = 80 us. */
@@ -333,11 +317,11 @@ test_streams_serialize (void)
   fma_kernel (&k[1], 4, 128, 1000, 1);
   GsGpuOptions o = { .no_memo = TRUE };
   /* One stream: the second starts after the first ends (toy launch gap 0). */
-  g_autoptr (GsGpu) g = simulate (a, k, 2, &o);
+  g_autoptr (GsGpu) g = gs_test_simulate (a, k, 2, &o);
   g_assert_cmpint (gs_gpu_result (g, 1)->start, >=, gs_gpu_result (g, 0)->end);
   /* Two streams: they run together, each latency-bound, no slower. */
   k[1].stream = 1;
-  g_autoptr (GsGpu) g2 = simulate (a, k, 2, &o);
+  g_autoptr (GsGpu) g2 = gs_test_simulate (a, k, 2, &o);
   g_assert_cmpint (gs_gpu_result (g2, 1)->start, <,
                    gs_gpu_result (g2, 0)->end);
   g_assert_cmpint (gs_gpu_end_time (g2), <, gs_gpu_end_time (g));
@@ -358,8 +342,8 @@ test_shortcuts_exact (void)
   k[2].work.ld_bytes = 256 * 8;
   GsGpuOptions slow = { .no_memo = TRUE, .no_fast_forward = TRUE };
   GsGpuOptions fast = { 0 };
-  g_autoptr (GsGpu) gs = simulate (a, k, 3, &slow);
-  g_autoptr (GsGpu) gf = simulate (a, k, 3, &fast);
+  g_autoptr (GsGpu) gs = gs_test_simulate (a, k, 3, &slow);
+  g_autoptr (GsGpu) gf = gs_test_simulate (a, k, 3, &fast);
   GsGpuStats st;
   gs_gpu_stats (gf, &st);
   g_assert_cmpuint (st.memo_hits, ==, 1);

@@ -6,6 +6,7 @@
  * policies.
  */
 #include "config.h"
+#include "tests/testlib.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 #include "sim/gpu.h"
@@ -50,22 +51,12 @@ static GsGpu *
 run (const GsArch *a, const GsKernel *ks, guint n, GsFidelity f,
      GsWarpPolicy policy, const GsRecorder *rec, void *rec_data)
 {
-  GError *error = NULL;
   GsGpuOptions o = { 0 };
   o.fidelity = f;
   o.warp_policy = policy;
   o.recorder = rec;
   o.recorder_data = rec_data;
-  GsGpu *gpu = gs_gpu_new (a, &o, &error);
-  g_assert_no_error (error);
-  for (guint i = 0; i < n; i++)
-    {
-      gs_gpu_submit (gpu, &ks[i], NULL, &error);
-      g_assert_no_error (error);
-    }
-  gs_gpu_run (gpu, &error);
-  g_assert_no_error (error);
-  return gpu;
+  return gs_test_simulate (a, ks, n, &o);
 }
 
 static double

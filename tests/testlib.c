@@ -1,4 +1,4 @@
-/* gpusim tests: helpers shared by the kernel-library tests. */
+/* gpusim tests: helpers shared by the test programs. */
 #include "config.h"
 #include "tests/testlib.h"
 #include "sim/kernel.h"
@@ -35,4 +35,21 @@ gs_test_kernels_new (void)
   GArray *k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
   g_array_set_clear_func (k, (GDestroyNotify) gs_kernel_clear);
   return k;
+}
+
+GsGpu *
+gs_test_simulate (const GsArch *arch, const GsKernel *ks, guint n,
+                  const GsGpuOptions *o)
+{
+  GError *error = NULL;
+  GsGpu *gpu = gs_gpu_new (arch, o, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < n; i++)
+    {
+      gs_gpu_submit (gpu, &ks[i], NULL, &error);
+      g_assert_no_error (error);
+    }
+  gs_gpu_run (gpu, &error);
+  g_assert_no_error (error);
+  return gpu;
 }

@@ -1,9 +1,10 @@
-/* gpusim tests: helpers shared by the kernel-library tests. */
+/* gpusim tests: helpers shared by the test programs. */
 #ifndef GS_TESTLIB_H
 #define GS_TESTLIB_H
 
 #include "calibrate/measure.h"
 #include "sim/arch.h"
+#include "sim/gpu.h"
 
 #include <glib.h>
 
@@ -14,5 +15,9 @@ GsMeasureSet *gs_test_neusight (void);
 GsArch *gs_test_arch (const char *name);
 /* An empty array of GsKernel that clears its elements. */
 GArray *gs_test_kernels_new (void);
+/* Submits the N kernels KS on one GPU with options O and runs it to the
+ * end; returns the GPU (caller frees).  The test fails on any error. */
+GsGpu *gs_test_simulate (const GsArch *arch, const GsKernel *ks, guint n,
+                         const GsGpuOptions *o);
 
 #endif
