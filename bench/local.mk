@@ -18,10 +18,16 @@ bench: bench/bench-engine$(EXEEXT) bench/bench-model$(EXEEXT)
 ## `make validate`: every GPU's predictions against the holdout half of
 ## NeuSight's measurements, per op class and op, and the memory-bound cells
 ## predicted with each GPU's own memory calibration replaced by the one the
-## others transfer to it (gpusim-validate(1)).
+## others transfer to it (gpusim-validate(1)); then the GEMM measurements'
+## own scatter beside the model's error on the same rows
+## (`validate-gemm --floor`, docs/kernel-library.md).
 .PHONY: validate
-validate: gpusim$(EXEEXT)
+validate: gpusim$(EXEEXT) bench/validate-gemm$(EXEEXT)
 	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' ./gpusim$(EXEEXT) \
 	  validate --arch a100-pcie-40gb --arch a100-pcie-80gb \
 	  --arch h100-sxm5-80gb --arch l4 --arch t4 --arch v100-pcie-32gb \
 	  --holdout --spec-only '$(abs_top_srcdir)/data/neusight/kernels.csv.gz'
+	$(AM_V_at)echo
+	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' ./bench/validate-gemm \
+	  --floor '$(abs_top_srcdir)/data/neusight/kernels.csv.gz' \
+	  a100-pcie-40gb a100-pcie-80gb h100-sxm5-80gb l4 t4 v100-pcie-32gb

@@ -1,6 +1,6 @@
 /* gpusim bench: accuracy of the GEMM kernel library model.
  *
- *   validate-gemm [--hints] [--all] [--rows] MEASUREMENTS ARCH...
+ *   validate-gemm [--hints] [--all] [--rows] [--floor] MEASUREMENTS ARCH...
  *
  * For every linear and bmm row of MEASUREMENTS measured on each ARCH,
  * lowers the op from its shape alone (with --hints: with the measured
@@ -9,6 +9,18 @@
  * (arch, op) on the holdout half (--all: on every row), the share of rows
  * whose predicted kernel (tile and split-K) is the measured one, and the
  * time one lowering takes.  --rows prints every row.
+ *
+ * --floor measures the scatter of the measurements themselves.  Rows of one
+ * (arch, op) that ran the same measured kernel on the same shape apart
+ * from the batch-like dimension (bmm: the batch B, linear: the rows M) form
+ * a group; each group of at least four rows with three distinct sizes gets
+ * its own line t = a x + c in that size x, fitted by least squares on the
+ * relative error to the very rows it is scored on, and the MAPE of those
+ * lines is printed beside the model's on the same rows.  It is a reference,
+ * not a strict bound (a line ignores wave quantization): where it is small
+ * the rows of one shape agree with one another and the model's error is
+ * its own; where it is large, rows that differ only in their count
+ * disagree by that much, and no prediction from the shape can follow them.
  */
 #include "config.h"
 #include "calibrate/fit.h"
@@ -51,9 +63,10 @@ same_choice (const GsArch *arch, const GsOp *op, const GsMeasureRow *row,
 
 static gboolean
 run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
-         gboolean hints, gboolean print, Cell *cell)
+         gboolean hints, gboolean print, Cell *cell, double *ape_out)
 {
   GsOp op;
+  *ape_out = NAN;
   if (!gs_fit_gemm_op (row, &op))
     return TRUE;
   GsKernelHint hint;
@@ -78,6 +91,7 @@ run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
   gboolean known;
   gboolean same = same_choice (arch, &op, row, kernels, &known);
   cell->ape_sum += ape;
+  *ape_out = ape;
   cell->n++;
   cell->known_kernel += known;
   cell->same_kernel += same;
@@ -95,10 +109,104 @@ run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
   return TRUE;
 }
 
+/* One row of a --floor group: the batch-like size, the measured time and
+ * the model's absolute percentage error. */
+typedef struct {
+  double x, t, model_ape;
+} FloorRow;
+
+/* The in-sample line of one group: t = a x + c minimizing the squared
+ * relative error; adds each row's absolute percentage error to *FLOOR and
+ * the model's to *MODEL.  FALSE when the group is too small. */
+static gboolean
+floor_group (const GArray *g, double *floor, double *model, int *n)
+{
+  GHashTable *sizes = g_hash_table_new (g_double_hash, g_double_equal);
+  for (guint i = 0; i < g->len; i++)
+    g_hash_table_add (sizes, &g_array_index (g, FloorRow, i).x);
+  guint distinct = g_hash_table_size (sizes);
+  g_hash_table_unref (sizes);
+  if (g->len < 4 || distinct < 3)
+    return FALSE;
+  double s = 0, sx = 0, sxx = 0, st = 0, sxt = 0;
+  for (guint i = 0; i < g->len; i++)
+    {
+      const FloorRow *r = &g_array_index (g, FloorRow, i);
+      double w = 1 / (r->t * r->t);
+      s += w;
+      sx += w * r->x;
+      sxx += w * r->x * r->x;
+      st += w * r->t;
+      sxt += w * r->x * r->t;
+    }
+  double det = s * sxx - sx * sx;
+  if (!(fabs (det) > 0))
+    return FALSE;
+  double a = (s * sxt - sx * st) / det, c = (st - a * sx) / s;
+  for (guint i = 0; i < g->len; i++)
+    {
+      const FloorRow *r = &g_array_index (g, FloorRow, i);
+      *floor += 100 * fabs (a * r->x + c - r->t) / r->t;
+      *model += r->model_ape;
+      (*n)++;
+    }
+  return TRUE;
+}
+
+/* --floor for one (arch, op): groups of ROWS (every row with a measured
+ * kernel, holdout or not) and their in-sample floor. */
+static int
+floor_cell (const GsArch *arch, const GsLibrary *lib, const GsMeasureSet *set,
+            const char *opname)
+{
+  g_autoptr (GHashTable) groups = g_hash_table_new_full (
+    g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  gboolean bmm = strcmp (opname, "bmm") == 0;
+  int status = 0, total = 0;
+  for (guint r = 0; r < set->rows->len; r++)
+    {
+      const GsMeasureRow *row = &g_array_index (set->rows, GsMeasureRow, r);
+      if (g_strcmp0 (row->device, arch->name) != 0
+          || g_strcmp0 (row->op, opname) != 0 || row->kernel == NULL)
+        continue;
+      Cell cell = { 0 };
+      FloorRow fr = { bmm ? (double) row->B : (double) row->M,
+                      row->latency_ms, NAN };
+      if (!run_row (arch, lib, row, FALSE, FALSE, &cell, &fr.model_ape))
+        status = 1;
+      if (isnan (fr.model_ape))
+        continue;
+      total++;
+      char *key = g_strdup_printf (
+        "%s|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT,
+        row->kernel, bmm ? row->M : row->B, row->N, row->K);
+      GArray *g = g_hash_table_lookup (groups, key);
+      if (g == NULL)
+        {
+          g = g_array_new (FALSE, FALSE, sizeof (FloorRow));
+          g_hash_table_insert (groups, key, g);
+        }
+      else
+        g_free (key);
+      g_array_append_val (g, fr);
+    }
+  double floor = 0, model = 0;
+  int n = 0, ngroups = 0;
+  GHashTableIter it;
+  gpointer v;
+  g_hash_table_iter_init (&it, groups);
+  while (g_hash_table_iter_next (&it, NULL, &v))
+    ngroups += floor_group (v, &floor, &model, &n);
+  if (n > 0)
+    printf ("%-16s %-7s %6d %6d %7d %9.2f %9.2f\n", arch->name, opname,
+            total, n, ngroups, floor / n, model / n);
+  return status;
+}
+
 int
 main (int argc, char **argv)
 {
-  gboolean hints = FALSE, all = FALSE, rows = FALSE;
+  gboolean hints = FALSE, all = FALSE, rows = FALSE, floor_mode = FALSE;
   int a = 1;
   for (; a < argc && argv[a][0] == '-'; a++)
     {
@@ -108,13 +216,15 @@ main (int argc, char **argv)
         all = TRUE;
       else if (strcmp (argv[a], "--rows") == 0)
         rows = TRUE;
+      else if (strcmp (argv[a], "--floor") == 0)
+        floor_mode = TRUE;
       else
         break;
     }
   if (argc - a < 2)
     {
       fprintf (stderr, "usage: validate-gemm [--hints] [--all] [--rows] "
-                       "MEASUREMENTS ARCH...\n");
+                       "[--floor] MEASUREMENTS ARCH...\n");
       return 2;
     }
   g_autoptr (GError) error = NULL;
@@ -124,10 +234,20 @@ main (int argc, char **argv)
       fprintf (stderr, "validate-gemm: %s\n", error->message);
       return 3;
     }
+  if (floor_mode)
+    {
+      printf ("# Measurement scatter: per group (same kernel and shape but the "
+              "batch-like size), an in-sample line t = a x + c\n");
+      printf ("%-16s %-7s %6s %6s %7s %9s %9s\n", "arch", "op", "rows",
+              "in_grp", "groups", "line%", "model%");
+    }
+  else
+    {
   printf ("# GEMM accuracy, %s rows, kernel %s\n", all ? "all" : "holdout",
           hints ? "from the measurement (hints)" : "predicted from shape");
   printf ("%-16s %-7s %6s %8s %9s %10s\n", "arch", "op", "rows", "MAPE%",
           "kernel%", "lower_us");
+    }
   int status = 0;
   for (int i = a + 1; i < argc; i++)
     {
@@ -141,7 +261,13 @@ main (int argc, char **argv)
       const char *ops[] = { "linear", "bmm" };
       for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
         {
+          if (floor_mode)
+            {
+              status |= floor_cell (arch, lib, set, ops[o]);
+              continue;
+            }
           Cell cell = { 0 };
+          double ape;
           for (guint r = 0; r < set->rows->len; r++)
             {
               const GsMeasureRow *row = &g_array_index (set->rows,
@@ -150,7 +276,7 @@ main (int argc, char **argv)
                   || g_strcmp0 (row->op, ops[o]) != 0
                   || (!all && !gs_measure_is_holdout (row)))
                 continue;
-              if (!run_row (arch, lib, row, hints, rows, &cell))
+              if (!run_row (arch, lib, row, hints, rows, &cell, &ape))
                 status = 1;
             }
           if (cell.n == 0)
