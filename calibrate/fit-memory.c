@@ -230,6 +230,7 @@ typedef struct {
   GArray *rows;            /* FitRow */
   gboolean strict;         /* failures are errors (else: a bad candidate) */
   GError *error;           /* first failure when strict */
+  gboolean own_only;       /* hold the arch-level scalars, fit the rest */
 } MemFit;
 
 static int
@@ -643,10 +644,13 @@ static void
 fit_start (MemFit *m)
 {
   GsCalibration *cal = &m->arch->cal;
-  cal->dram_eff = 0.85;
-  cal->l2_eff = 1.0;
-  cal->mlp_bytes_per_warp = 512;
-  cal->block_fixed_ns = 0;
+  if (!m->own_only)
+    {
+      cal->dram_eff = 0.85;
+      cal->l2_eff = 1.0;
+      cal->mlp_bytes_per_warp = 512;
+      cal->block_fixed_ns = 0;
+    }
   gs_mem_params_init (&m->p);
   simulate (m, G_ALL, ROWS_SAMPLE);
   host_fit_groups (m, G_ALL, ROWS_SAMPLE);
@@ -658,9 +662,12 @@ fit_sweeps (MemFit *m)
   Coord c[32];
   guint n = coords (m, c);
   int have = groups_present (m);
+  const char *lo = (const char *) &m->arch->cal;
   for (int sweep = 0; sweep < SWEEPS; sweep++)
     for (guint i = 0; i < n; i++)
-      if (c[i].groups & have)
+      if ((c[i].groups & have)
+          && !(m->own_only && (const char *) c[i].d >= lo
+               && (const char *) c[i].d < lo + sizeof m->arch->cal))
         {
           c[i].groups &= have;
           fit_coord (m, &c[i]);
@@ -745,17 +752,22 @@ fit_transfer (GsFit *fit, GError **error)
   return TRUE;
 }
 
-gboolean
-gs_fit_memory (GsFit *fit, GError **error)
+/* The memory fit.  OWN_ONLY holds the arch-level scalars the GEMM model
+ * shares (dram_eff, l2_eff, mlp_bytes_per_warp, block_fixed_ns) and fits
+ * the memory library's own parameters; RECORD appends the group, the
+ * errors and the method line (else the fit only sets the scalars). */
+static gboolean
+memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
 {
-  MemFit m = { fit->arch, { 0 }, collect_rows (fit), FALSE, NULL };
+  MemFit m = { fit->arch, { 0 }, collect_rows (fit), FALSE, NULL, own_only };
   guint train = 0;
   for (guint i = 0; i < m.rows->len; i++)
     train += !g_array_index (m.rows, FitRow, i).holdout;
   if (train == 0)
     {
       g_array_unref (m.rows);
-      return fit_transfer (fit, error);
+      /* Transferred once, by the first pass. */
+      return own_only || fit_transfer (fit, error);
     }
   fit_start (&m);
   fit_sweeps (&m);
@@ -772,17 +784,40 @@ gs_fit_memory (GsFit *fit, GError **error)
   host_fit_groups (&m, G_ALL, ROWS_TRAIN);
   kind_defaults (&m);
   m.p.rows = (int) train;
-  append_group (fit, &m.p);
-  record_errors (fit, &m);
-  fit->rows_used += (int) train;
-  g_autofree char *method = g_strdup_printf (
-    "memory: coordinate descent (%d sweeps, golden section) on up to %d "
-    "training rows per pointwise op and %d per row op, host costs by "
-    "weighted median on all %u; "
-    "mem_overlap, kernel_fixed_us and launch_us kept (isolated-op "
-    "latencies only fix their sum with the host costs)",
-    SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train);
-  gs_fit_add_method (fit, method);
+  if (record)
+    {
+      append_group (fit, &m.p);
+      record_errors (fit, &m);
+      fit->rows_used += (int) train;
+      g_autofree char *method = g_strdup_printf (
+        "memory: coordinate descent (%d sweeps, golden section) on up to %d "
+        "training rows per pointwise op and %d per row op, host costs by "
+        "weighted median on all %u; "
+        "mem_overlap, kernel_fixed_us and launch_us kept (isolated-op "
+        "latencies only fix their sum with the host costs)%s",
+        SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train,
+        own_only ? "; the library's own parameters refitted at the final "
+                   "clock, the scalars the GEMM model shares held" : "");
+      gs_fit_add_method (fit, method);
+    }
   g_array_unref (m.rows);
   return TRUE;
+}
+
+gboolean
+gs_fit_memory (GsFit *fit, GError **error)
+{
+  return memory_fit (fit, FALSE, TRUE, error);
+}
+
+gboolean
+gs_fit_memory_shared (GsFit *fit, GError **error)
+{
+  return memory_fit (fit, FALSE, FALSE, error);
+}
+
+gboolean
+gs_fit_memory_own (GsFit *fit, GError **error)
+{
+  return memory_fit (fit, TRUE, TRUE, error);
 }

@@ -30,6 +30,18 @@ gboolean gs_fit_memory_op (const GsMeasureRow *row, GsOp *op);
  * (it keeps calibration.clock_mhz and issue_eff as they are). */
 gboolean gs_fit_memory (GsFit *fit, GError **error);
 
+/* The same in two passes around the GEMM fit, whose sustained clock the
+ * row kernels' instruction time depends on and which uses the memory
+ * scalars itself.  gs_fit_memory_shared() fits everything and records
+ * nothing: it sets the arch-level scalars (or transfers the whole
+ * calibration, recorded, when the device has no rows).  After the GEMM
+ * fit, gs_fit_memory_own() holds those scalars, refits the memory
+ * library's own parameters and host costs at the final clock and records
+ * the group, the errors and the method, so the recorded errors are those
+ * of the file as written. */
+gboolean gs_fit_memory_shared (GsFit *fit, GError **error);
+gboolean gs_fit_memory_own (GsFit *fit, GError **error);
+
 /* The transfer rule: TARGET's memory calibration (its calibration scalars
  * are set, *PARAMS filled) from DONORS (GsArch *, each with a fitted
  * calibration.library.memory group, rows > 0).  METHOD receives a one-line

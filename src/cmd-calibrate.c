@@ -206,8 +206,9 @@ print_errors (FILE *to, const GsFit *fit)
 
 /* The memory fitter needs the sustained clock and the GEMM fitter the
  * memory calibration (per-kernel and per-block fixed costs, DRAM
- * efficiency), so a quick GEMM pass sets the clock first:
- * GEMM (probe) -> memory -> GEMM. */
+ * efficiency), so a quick GEMM pass sets the clock first, and the memory
+ * library's own parameters are refitted at the final clock:
+ * GEMM (probe) -> memory (all) -> GEMM -> memory (its own parameters). */
 static gboolean
 probe_clock (const GsArch *arch, const CalibrateArgs *a, GPtrArray *sets,
              const GsFitGemmOptions *gopt, GsFit *fit, GError **error)
@@ -260,9 +261,11 @@ calibrate (const CalibrateArgs *a, GError **error)
   gopt.fit_clock = !a->no_clock;
   if (!a->gemm_only && !probe_clock (arch, a, sets, &gopt, fit, error))
     return FALSE;
-  if (!a->gemm_only && !gs_fit_memory (fit, error))
+  if (!a->gemm_only && !gs_fit_memory_shared (fit, error))
     return FALSE;
   if (!gs_fit_gemm (fit, &gopt, error))
+    return FALSE;
+  if (!a->gemm_only && !gs_fit_memory_own (fit, error))
     return FALSE;
   if (a->gemm_only)
     gs_fit_keep_library (fit, text, "gemm");

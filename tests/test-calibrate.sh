@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..17"
+echo "1..18"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -37,6 +37,23 @@ done < "$T/comments"
 check $missing "every comment of the base file is kept"
 grep -q '^base = "/' "$OUT" || grep -q '^base = "\.\./' "$OUT"
 check $? "base path rewritten for another directory"
+
+# The errors the file records are those of the file as written: gpusim
+# validate with it gives the same holdout MAPE per memory-bound op (the
+# row kernels follow the clock the GEMM fit settles on last).
+"$GPUSIM" validate --arch "$OUT" --format csv "$T/small.csv" > "$T/val" 2>&1
+mismatch=0
+compared=0
+for op in ln softmax add gelu; do
+  rec=$(sed -n "/fit_error = {/,/};/s/^ *$op = \([0-9.]*\);.*/\1/p" "$OUT")
+  got=$(awk -F, -v op="$op" '$3 == op && $5 == "no" { print $7 }' "$T/val")
+  [ -n "$rec" ] && [ -n "$got" ] || continue
+  compared=$((compared + 1))
+  awk -v a="$rec" -v b="$got" 'BEGIN { d = a - b; exit !(d < 0.006 && d > -0.006) }' ||
+    { mismatch=$((mismatch + 1)); echo "# $op: recorded $rec, validate $got"; }
+done
+[ "$compared" -ge 3 ] && [ "$mismatch" = 0 ]
+check $? "recorded memory errors match gpusim validate with the file ($compared ops)"
 
 "$GPUSIM" calibrate --arch a100-pcie-80gb --date 2026-01-01 --rounds 1 \
   -o "$T/out/again.cfg" "$T/small.csv" > /dev/null 2>&1 &&
