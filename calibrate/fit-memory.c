@@ -656,18 +656,24 @@ fit_start (MemFit *m)
   host_fit_groups (m, G_ALL, ROWS_SAMPLE);
 }
 
+/* Is C one of the arch-level scalars the GEMM model uses too? */
+static gboolean
+shared (const MemFit *m, const Coord *c)
+{
+  const GsCalibration *cal = &m->arch->cal;
+  return c->d == &cal->dram_eff || c->d == &cal->l2_eff
+         || c->d == &cal->mlp_bytes_per_warp || c->d == &cal->block_fixed_ns;
+}
+
 static void
 fit_sweeps (MemFit *m)
 {
   Coord c[32];
   guint n = coords (m, c);
   int have = groups_present (m);
-  const char *lo = (const char *) &m->arch->cal;
   for (int sweep = 0; sweep < SWEEPS; sweep++)
     for (guint i = 0; i < n; i++)
-      if ((c[i].groups & have)
-          && !(m->own_only && (const char *) c[i].d >= lo
-               && (const char *) c[i].d < lo + sizeof m->arch->cal))
+      if ((c[i].groups & have) && !(m->own_only && shared (m, &c[i])))
         {
           c[i].groups &= have;
           fit_coord (m, &c[i]);
