@@ -243,10 +243,11 @@ main (int argc, char **argv)
     }
   else
     {
-  printf ("# GEMM accuracy, %s rows, kernel %s\n", all ? "all" : "holdout",
-          hints ? "from the measurement (hints)" : "predicted from shape");
-  printf ("%-16s %-7s %6s %8s %9s %10s\n", "arch", "op", "rows", "MAPE%",
-          "kernel%", "lower_us");
+      printf ("# GEMM accuracy, %s rows, kernel %s\n",
+              all ? "all" : "holdout",
+              hints ? "from the measurement (hints)" : "predicted from shape");
+      printf ("%-16s %-7s %6s %8s %9s %10s\n", "arch", "op", "rows", "MAPE%",
+              "kernel%", "lower_us");
     }
   int status = 0;
   for (int i = a + 1; i < argc; i++)

@@ -760,8 +760,9 @@ fit_transfer (GsFit *fit, GError **error)
 
 /* The memory fit.  OWN_ONLY holds the arch-level scalars the GEMM model
  * shares (dram_eff, l2_eff, mlp_bytes_per_warp, block_fixed_ns) and fits
- * the memory library's own parameters; RECORD appends the group, the
- * errors and the method line (else the fit only sets the scalars). */
+ * the memory library's own parameters; RECORD finishes the fit (host
+ * costs on every row) and appends the group, the errors and the method
+ * line (else the sweeps only set the scalars). */
 static gboolean
 memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
 {
@@ -777,6 +778,12 @@ memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
     }
   fit_start (&m);
   fit_sweeps (&m);
+  if (!record)
+    {
+      /* The arch-level scalars are set; the rest is the second pass's. */
+      g_array_unref (m.rows);
+      return TRUE;
+    }
   m.strict = TRUE;
   simulate (&m, G_ALL, ROWS_TRAIN);
   simulate (&m, G_ALL, ROWS_HOLDOUT);
@@ -790,22 +797,19 @@ memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
   host_fit_groups (&m, G_ALL, ROWS_TRAIN);
   kind_defaults (&m);
   m.p.rows = (int) train;
-  if (record)
-    {
-      append_group (fit, &m.p);
-      record_errors (fit, &m);
-      fit->rows_used += (int) train;
-      g_autofree char *method = g_strdup_printf (
-        "memory: coordinate descent (%d sweeps, golden section) on up to %d "
-        "training rows per pointwise op and %d per row op, host costs by "
-        "weighted median on all %u; "
-        "mem_overlap, kernel_fixed_us and launch_us kept (isolated-op "
-        "latencies only fix their sum with the host costs)%s",
-        SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train,
-        own_only ? "; the library's own parameters refitted at the final "
-                   "clock, the scalars the GEMM model shares held" : "");
-      gs_fit_add_method (fit, method);
-    }
+  append_group (fit, &m.p);
+  record_errors (fit, &m);
+  fit->rows_used += (int) train;
+  g_autofree char *method = g_strdup_printf (
+    "memory: coordinate descent (%d sweeps, golden section) on up to %d "
+    "training rows per pointwise op and %d per row op, host costs by "
+    "weighted median on all %u; "
+    "mem_overlap, kernel_fixed_us and launch_us kept (isolated-op "
+    "latencies only fix their sum with the host costs)%s",
+    SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train,
+    own_only ? "; the library's own parameters refitted at the final "
+               "clock, the scalars the GEMM model shares held" : "");
+  gs_fit_add_method (fit, method);
   g_array_unref (m.rows);
   return TRUE;
 }
