@@ -11,6 +11,7 @@
  */
 #include "config.h"
 #include "src/commands.h"
+#include "src/output.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 
@@ -70,11 +71,7 @@ arch_is_calibrated (const GsArch *a)
 static void
 print_json (JsonBuilder *b)
 {
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  json_generator_set_pretty (gen, TRUE);
-  json_generator_set_root (gen, root);
-  g_autofree char *text = json_generator_to_data (gen, NULL);
+  g_autofree char *text = gs_json_text (b);
   printf ("%s\n", text);
 }
 

@@ -1208,13 +1208,8 @@ write_json (FILE *out, const Explainer *x)
     json_kernel (b, x->items->pdata[i]);
   json_builder_end_array (b);
   json_builder_end_object (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  gsize len;
-  g_autofree char *text = json_generator_to_data (gen, &len);
-  fwrite (text, 1, len, out);
+  g_autofree char *text = gs_json_text (b);
+  fputs (text, out);
   fputc ('\n', out);
 }
 

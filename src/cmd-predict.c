@@ -398,17 +398,6 @@ add_json_row (JsonBuilder *b, const GsMeasureSet *set,
   json_builder_end_object (b);
 }
 
-static char *
-json_text (JsonBuilder *b)
-{
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  char *s = json_generator_to_data (gen, NULL);
-  return s;
-}
-
 /* Predicts the first ROWS rows of SET into TEXT (CSV or JSON). */
 static gboolean
 predict_all (const GsPredictor *p, const GsMeasureSet *set, guint rows,
@@ -443,7 +432,7 @@ predict_all (const GsPredictor *p, const GsMeasureSet *set, guint rows,
     {
       json_builder_end_array (b);
       json_builder_end_object (b);
-      g_autofree char *s = json_text (b);
+      g_autofree char *s = gs_json_text (b);
       g_string_append (text, s);
       g_string_append_c (text, '\n');
     }

@@ -129,3 +129,13 @@ gs_output_abort (GsOutput *o)
   g_free (o->tmp);
   g_free (o);
 }
+
+char *
+gs_json_text (JsonBuilder *b)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  return json_generator_to_data (gen, NULL);
+}

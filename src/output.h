@@ -5,6 +5,7 @@
 #define GS_OUTPUT_H
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <stdio.h>
 
 typedef struct GsOutput GsOutput;
@@ -17,5 +18,8 @@ FILE *gs_output_file (GsOutput *out);
 gboolean gs_output_commit (GsOutput *out, GError **error);
 /* Closes and removes the temporary file; frees OUT.  NULL is fine. */
 void gs_output_abort (GsOutput *out);
+
+/* The document built in B, pretty-printed, without a final newline. */
+char *gs_json_text (JsonBuilder *b);
 
 #endif

@@ -1,6 +1,7 @@
 /* gpusim: reports (see report.h). */
 #include "config.h"
 #include "src/report.h"
+#include "src/output.h"
 #include "sim/arch.h"
 
 #include <json-glib/json-glib.h>
@@ -445,13 +446,8 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   json_builder_end_object (b);
   json_builder_end_object (b);
 
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  gsize len;
-  g_autofree char *text = json_generator_to_data (gen, &len);
-  fwrite (text, 1, len, out);
+  g_autofree char *text = gs_json_text (b);
+  fputs (text, out);
   fputc ('\n', out);
 }
 
