@@ -437,6 +437,63 @@ fit_clock (Ctx *c, GPtrArray *families, GHashTable *counts)
 
 /* ----------------------------------------------------------------- trees */
 
+/* xorshift64: the bootstrap resamples, seeded from the selector key so
+ * that every run (and every hash-table order) learns the same trees. */
+static guint64
+next_random (guint64 *x)
+{
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
+/* Learns the trees of one selector KEY from EX: the full-data tree under
+ * KEY (with the training domain), then GS_GEMM_BAGS - 1 on bootstrap
+ * resamples under KEY_bagN.  A single tree with leaves of one example
+ * follows every quirk of its training rows; the median of the bagged
+ * trees' choices (lowering, select_median) is steadier. */
+static void
+learn_selector (Ctx *c, const char *key, const GArray *ex,
+                const GsTreeOptions *to)
+{
+  double lo[GS_GEMM_N_FEATURES], hi[GS_GEMM_N_FEATURES];
+  for (int f = 0; f < GS_GEMM_N_FEATURES; f++)
+    {
+      lo[f] = INFINITY;
+      hi[f] = -INFINITY;
+    }
+  for (guint i = 0; i < ex->len; i++)
+    for (int f = 0; f < GS_GEMM_N_FEATURES; f++)
+      {
+        double x = g_array_index (ex, GsTreeExample, i).f[f];
+        lo[f] = MIN (lo[f], x);
+        hi[f] = MAX (hi[f], x);
+      }
+  g_autoptr (GArray) work = g_array_sized_new (FALSE, TRUE,
+                                               sizeof (GsTreeExample),
+                                               ex->len);
+  guint64 x = 0x9e3779b97f4a7c15ULL ^ g_str_hash (key);
+  for (int b = 0; b < GS_GEMM_BAGS; b++)
+    {
+      g_array_set_size (work, 0);
+      for (guint i = 0; i < ex->len; i++)
+        g_array_append_val (work, g_array_index (
+          ex, GsTreeExample, b == 0 ? i : next_random (&x) % ex->len));
+      GsGemmTree *t = gs_fit_tree_learn ((GsTreeExample *) work->data,
+                                         work->len, to);
+      if (b == 0)
+        {
+          if (ex->len > 0)
+            gs_gemm_tree_set_domain (t, lo, hi);
+          g_hash_table_insert (c->params->trees, g_strdup (key), t);
+        }
+      else
+        g_hash_table_insert (c->params->trees,
+                             g_strdup_printf ("%s_bag%d", key, b), t);
+    }
+}
+
 static void
 learn_trees (Ctx *c, const GsFitGemmOptions *opt)
 {
@@ -465,27 +522,7 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
   gpointer k, v;
   g_hash_table_iter_init (&it, groups);
   while (g_hash_table_iter_next (&it, &k, &v))
-    {
-      GArray *ex = v;
-      GsGemmTree *t = gs_fit_tree_learn ((GsTreeExample *) ex->data, ex->len,
-                                         &to);
-      double lo[GS_GEMM_N_FEATURES], hi[GS_GEMM_N_FEATURES];
-      for (int f = 0; f < GS_GEMM_N_FEATURES; f++)
-        {
-          lo[f] = INFINITY;
-          hi[f] = -INFINITY;
-        }
-      for (guint i = 0; i < ex->len; i++)
-        for (int f = 0; f < GS_GEMM_N_FEATURES; f++)
-          {
-            double x = g_array_index (ex, GsTreeExample, i).f[f];
-            lo[f] = MIN (lo[f], x);
-            hi[f] = MAX (hi[f], x);
-          }
-      if (ex->len > 0)
-        gs_gemm_tree_set_domain (t, lo, hi);
-      g_hash_table_insert (c->params->trees, g_strdup (k), t);
-    }
+    learn_selector (c, k, v, &to);
 }
 
 /* ------------------------------------------------------------ evaluation */
@@ -604,9 +641,10 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
           fit->rows_used += (int) c.all_train->len;
           g_autofree char *m = g_strdup_printf (
             "gemm: %u training rows (%u with a known kernel), %d rounds of "
-            "coordinate descent, selection trees depth %d, leaves >= %d",
+            "coordinate descent, selection trees depth %d, leaves >= %d, "
+            "%d bagged",
             c.all_train->len, c.train->len, opt.rounds, opt.tree_depth,
-            opt.tree_min_leaf);
+            opt.tree_min_leaf, GS_GEMM_BAGS);
           gs_fit_add_method (fit, m);
         }
     }

@@ -535,6 +535,112 @@ test_fit_roundtrip (void)
   g_rmdir (dir);
 }
 
+/* A one-leaf tree choosing CFG (split 1). */
+static GsGemmTree *
+leaf_tree (const GsGemmCfg *cfg)
+{
+  g_autofree char *cls = gs_gemm_family_key (cfg);
+  const char *classes[] = { cls };
+  GsGemmTree *t = gs_gemm_tree_new (classes, 1);
+  GsGemmTreeNode leaf = { .feature = -1, .cls = 0, .split = 1 };
+  gs_gemm_tree_add (t, &leaf);
+  return t;
+}
+
+/* The name of the first kernel lowering S launches. */
+static char *
+lowered_name (const GsArch *a, const GsGemmParams *p, const GsGemmShape *s)
+{
+  g_autoptr (GArray) k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
+  g_array_set_clear_func (k, (GDestroyNotify) gs_kernel_clear);
+  GError *error = NULL;
+  g_assert_true (gs_gemm_lower (a, p, s, NULL, k, &error));
+  g_assert_no_error (error);
+  return g_strdup (g_array_index (k, GsKernel, 0).name);
+}
+
+/* Bagged trees: every tree votes, the full-data one first; where they
+ * disagree lowering runs the median vote by estimated time, so a choice
+ * most trees make always wins. */
+static void
+test_bagged_median (void)
+{
+  g_autoptr (GsArch) a = arch_uncalibrated ("a100-pcie-40gb");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  GsGemmShape s = { 3000, 3000, 2048, 1, GS_DTYPE_FP32, GS_LAYOUT_TN,
+                    FALSE };
+  guint n;
+  const GsGemmCfg *cat = gs_gemm_catalogue (gs_gemm_gen (a), GS_DTYPE_FP32,
+                                            &n);
+  const GsGemmCfg *c[3] = { NULL, NULL, NULL };
+  guint found = 0;
+  for (guint i = 0; i < n && found < 3; i++)
+    if (gs_gemm_blocks_per_sm (a, &cat[i], GS_LAYOUT_TN) > 0)
+      c[found++] = &cat[i];
+  g_assert_cmpuint (found, ==, 3);
+  /* The heuristic's estimates of the three: the median is the one
+   * between the others. */
+  double t[3];
+  g_autofree char *name[3] = { NULL, NULL, NULL };
+  for (int i = 0; i < 3; i++)
+    {
+      g_autoptr (GArray) k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
+      g_array_set_clear_func (k, (GDestroyNotify) gs_kernel_clear);
+      GsGemmChoice ch = { c[i], 1 };
+      gs_gemm_build (a, p, &s, &ch, k);
+      name[i] = g_strdup (g_array_index (k, GsKernel, 0).name);
+      t[i] = gs_gemm_estimate_ns (a, p, &s, &ch);
+      g_assert_true (isfinite (t[i]) && t[i] > 0);
+    }
+  g_assert_true (t[0] != t[1] && t[1] != t[2] && t[0] != t[2]);
+  int mid = 0;
+  for (int i = 0; i < 3; i++)
+    {
+      int below = 0;
+      for (int j = 0; j < 3; j++)
+        below += t[j] < t[i];
+      if (below == 1)
+        mid = i;
+    }
+
+  g_autofree char *key = gs_gemm_selector_key (&s);
+  double lo[GS_GEMM_N_FEATURES], hi[GS_GEMM_N_FEATURES];
+  for (int i = 0; i < GS_GEMM_N_FEATURES; i++)
+    {
+      lo[i] = -40;
+      hi[i] = 60;
+    }
+  GsGemmTree *t0 = leaf_tree (c[0]);
+  gs_gemm_tree_set_domain (t0, lo, hi);
+  g_hash_table_insert (p->trees, g_strdup (key), t0);
+  g_hash_table_insert (p->trees, g_strdup_printf ("%s_bag1", key),
+                       leaf_tree (c[1]));
+  g_hash_table_insert (p->trees, g_strdup_printf ("%s_bag2", key),
+                       leaf_tree (c[2]));
+  GsGemmChoice v[GS_GEMM_BAGS];
+  g_assert_cmpuint (gs_gemm_select_votes (a, p, &s, v), ==, 3);
+  for (int i = 0; i < 3; i++)
+    g_assert_true (v[i].cfg == c[i] && v[i].split == 1);
+  GsGemmChoice first;
+  g_assert_true (gs_gemm_select (a, p, &s, &first));
+  g_assert_true (first.cfg == c[0]);
+  g_autofree char *got = lowered_name (a, p, &s);
+  g_assert_cmpstr (got, ==, name[mid]);
+
+  /* Two votes of three for the slowest or the fastest: it wins. */
+  int other = (mid + 1) % 3;
+  g_hash_table_remove_all (p->trees);
+  t0 = leaf_tree (c[other]);
+  gs_gemm_tree_set_domain (t0, lo, hi);
+  g_hash_table_insert (p->trees, g_strdup (key), t0);
+  g_hash_table_insert (p->trees, g_strdup_printf ("%s_bag1", key),
+                       leaf_tree (c[mid]));
+  g_hash_table_insert (p->trees, g_strdup_printf ("%s_bag2", key),
+                       leaf_tree (c[other]));
+  g_autofree char *maj = lowered_name (a, p, &s);
+  g_assert_cmpstr (maj, ==, name[other]);
+}
+
 /* A learned tree decides only down to a factor of two below its training
  * domain; for smaller shapes the heuristic does.  The domain survives
  * formatting and parsing. */
@@ -668,5 +774,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/fit-roundtrip", test_fit_roundtrip);
   g_test_add_func ("/gemm/bad-params", test_bad_params);
   g_test_add_func ("/gemm/tree-domain", test_tree_domain);
+  g_test_add_func ("/gemm/bagged-median", test_bagged_median);
   return g_test_run ();
 }

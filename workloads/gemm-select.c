@@ -116,6 +116,20 @@ estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
   return MAX (t, mem);
 }
 
+double
+gs_gemm_estimate_ns (const GsArch *arch, const GsGemmParams *p,
+                     const GsGemmShape *s, const GsGemmChoice *choice)
+{
+  GsGemmFamily fam = gs_gemm_params_family (p, choice->cfg, s->layout);
+  double peak = gs_arch_peak_flops (arch, s->dtype) / arch->sm_count;
+  Candidate c = { choice->cfg, gs_gemm_blocks_per_sm (arch, choice->cfg,
+                                                       s->layout),
+                  peak * fam.eff_compute, fam.block_fixed_ns };
+  if (c.bps <= 0)
+    return INFINITY;
+  return estimate_time_ns (arch, s, &c, choice->split);
+}
+
 gboolean
 gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
                           const GsGemmShape *s, GsGemmChoice *out)
@@ -151,11 +165,30 @@ gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
   return out->cfg != NULL;
 }
 
-gboolean
-gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
-                const GsGemmShape *s, GsGemmChoice *out)
+/* The choice TREE makes for features F, or FALSE when its class is not a
+ * kernel of this GPU. */
+static gboolean
+tree_choice (const GsArch *arch, const GsGemmTree *tree, const GsGemmShape *s,
+             const double *f, GsGemmChoice *out)
 {
-  g_autofree char *key = gs_gemm_selector_key (s);
+  int split = 1;
+  const char *cls = gs_gemm_tree_eval (tree, f, &split);
+  const GsGemmCfg *cfg = gs_gemm_cfg_find (gs_gemm_gen (arch), s->dtype, cls);
+  if (cfg == NULL || gs_gemm_blocks_per_sm (arch, cfg, s->layout) <= 0)
+    return FALSE;
+  out->cfg = cfg;
+  out->split = MAX (1, split);
+  /* A slice needs some depth: never split below one stage each. */
+  while (out->split > 1 && s->depth / out->split < cfg->tile_k)
+    out->split--;
+  return TRUE;
+}
+
+guint
+gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
+                      const GsGemmShape *s, GsGemmChoice *votes)
+{
+  char *key = gs_gemm_selector_key (s);
   const GsGemmTree *tree = p->trees ? g_hash_table_lookup (p->trees, key)
                                     : NULL;
   /* The measurements' nn rows are all batched (bmm); a single nn GEMM
@@ -166,10 +199,16 @@ gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
     {
       GsGemmShape tn = *s;
       tn.layout = GS_LAYOUT_TN;
-      g_autofree char *tn_key = gs_gemm_selector_key (&tn);
+      char *tn_key = gs_gemm_selector_key (&tn);
       const GsGemmTree *t = g_hash_table_lookup (p->trees, tn_key);
       if (t != NULL && gs_gemm_tree_size (t) > 0)
-        tree = t;
+        {
+          tree = t;
+          g_free (key);
+          key = tn_key;
+        }
+      else
+        g_free (tn_key);
     }
   double f[GS_GEMM_N_FEATURES];
   gs_gemm_features (arch, s, f);
@@ -178,24 +217,37 @@ gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
    * heuristic, not the nearest leaf's extrapolation. */
   if (tree != NULL && !gs_gemm_tree_covers (tree, f))
     tree = NULL;
+  guint n = 0;
   if (tree != NULL && gs_gemm_tree_size (tree) > 0)
     {
-      int split = 1;
-      const char *cls = gs_gemm_tree_eval (tree, f, &split);
-      const GsGemmCfg *cfg = gs_gemm_cfg_find (gs_gemm_gen (arch), s->dtype,
-                                               cls);
-      if (cfg != NULL && gs_gemm_blocks_per_sm (arch, cfg, s->layout) > 0)
+      if (tree_choice (arch, tree, s, f, &votes[n]))
+        n++;
+      for (int b = 1; b < GS_GEMM_BAGS; b++)
         {
-          out->cfg = cfg;
-          out->split = MAX (1, split);
-          /* A slice needs some depth: never split below one stage each. */
-          while (out->split > 1
-                 && s->depth / out->split < cfg->tile_k)
-            out->split--;
-          return TRUE;
+          g_autofree char *bk = g_strdup_printf ("%s_bag%d", key, b);
+          const GsGemmTree *t = g_hash_table_lookup (p->trees, bk);
+          if (t == NULL)
+            break;
+          if (gs_gemm_tree_size (t) > 0
+              && tree_choice (arch, t, s, f, &votes[n]))
+            n++;
         }
     }
-  return gs_gemm_select_heuristic (arch, p, s, out);
+  g_free (key);
+  if (n == 0 && gs_gemm_select_heuristic (arch, p, s, &votes[0]))
+    n = 1;
+  return n;
+}
+
+gboolean
+gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
+                const GsGemmShape *s, GsGemmChoice *out)
+{
+  GsGemmChoice votes[GS_GEMM_BAGS];
+  if (gs_gemm_select_votes (arch, p, s, votes) == 0)
+    return FALSE;
+  *out = votes[0];
+  return TRUE;
 }
 
 gboolean

@@ -186,8 +186,22 @@ const char *gs_gemm_feature_name (int i);
  * estimated time (wave quantization, tile efficiency, split-K cost). */
 gboolean gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
                                    const GsGemmShape *s, GsGemmChoice *out);
+/* Bagged selection rules: beside the tree "<dtype>_<layout>" learned on
+ * every training example, calibrate keeps GS_GEMM_BAGS - 1 more learned
+ * on bootstrap resamples of them, "<dtype>_<layout>_bag1" ... */
+#define GS_GEMM_BAGS 15
+/* The heuristic's estimate of CHOICE's time for S, ns (INFINITY when it
+ * does not fit on an SM). */
+double gs_gemm_estimate_ns (const GsArch *arch, const GsGemmParams *p,
+                            const GsGemmShape *s, const GsGemmChoice *choice);
+/* The choice of every tree of the shape's selector (the full-data tree
+ * first), when P has one and the shape is inside its training domain;
+ * else the heuristic's, alone.  VOTES holds GS_GEMM_BAGS entries; returns
+ * how many were filled (0: no kernel fits). */
+guint gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
+                            const GsGemmShape *s, GsGemmChoice *votes);
 /* Learned rules when P has a tree for the shape's selector and the shape
- * is inside its training domain, else the heuristic. */
+ * is inside its training domain, else the heuristic: the first vote. */
 gboolean gs_gemm_select (const GsArch *arch, const GsGemmParams *p,
                          const GsGemmShape *s, GsGemmChoice *out);
 /* The measured kernel, when HINT names one this model knows. */
