@@ -581,7 +581,7 @@ test_bagged_median (void)
   /* The heuristic's estimates of the three: the median is the one
    * between the others. */
   double t[3];
-  g_autofree char *name[3] = { NULL, NULL, NULL };
+  char *name[3] = { NULL, NULL, NULL };
   for (int i = 0; i < 3; i++)
     {
       g_autoptr (GArray) k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
@@ -639,6 +639,8 @@ test_bagged_median (void)
                        leaf_tree (c[other]));
   g_autofree char *maj = lowered_name (a, p, &s);
   g_assert_cmpstr (maj, ==, name[other]);
+  for (int i = 0; i < 3; i++)
+    g_free (name[i]);
 }
 
 /* A learned tree decides only down to a factor of two below its training
