@@ -15,8 +15,10 @@
  * from the batch-like dimension (bmm: the batch B, linear: the rows M) form
  * a group; each group of at least four rows with three distinct sizes gets
  * its own line t = a x + c in that size x, fitted by least squares on the
- * relative error to the very rows it is scored on, and the MAPE of those
- * lines is printed beside the model's on the same rows.  It is a reference,
+ * relative error to all its rows, and the MAPE of those lines on the
+ * group's holdout rows is printed beside the model's on the same rows (the
+ * model corrects shapes by the residuals of training rows, so only holdout
+ * rows compare fairly; the line has seen them all).  It is a reference,
  * not a strict bound (a line ignores wave quantization): where it is small
  * the rows of one shape agree with one another and the model's error is
  * its own; where it is large, rows that differ only in their count
@@ -113,11 +115,13 @@ run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
  * the model's absolute percentage error. */
 typedef struct {
   double x, t, model_ape;
+  gboolean holdout;        /* scored: the model's residuals never saw it */
 } FloorRow;
 
 /* The in-sample line of one group: t = a x + c minimizing the squared
- * relative error; adds each row's absolute percentage error to *FLOOR and
- * the model's to *MODEL.  FALSE when the group is too small. */
+ * relative error over all its rows; adds each holdout row's absolute
+ * percentage error to *FLOOR and the model's to *MODEL.  FALSE when the
+ * group is too small. */
 static gboolean
 floor_group (const GArray *g, double *floor, double *model, int *n)
 {
@@ -146,6 +150,8 @@ floor_group (const GArray *g, double *floor, double *model, int *n)
   for (guint i = 0; i < g->len; i++)
     {
       const FloorRow *r = &g_array_index (g, FloorRow, i);
+      if (!r->holdout)
+        continue;
       *floor += 100 * fabs (a * r->x + c - r->t) / r->t;
       *model += r->model_ape;
       (*n)++;
@@ -154,7 +160,8 @@ floor_group (const GArray *g, double *floor, double *model, int *n)
 }
 
 /* --floor for one (arch, op): groups of ROWS (every row with a measured
- * kernel, holdout or not) and their in-sample floor. */
+ * kernel, holdout or not) and their in-sample floor, scored on the
+ * holdout rows. */
 static int
 floor_cell (const GsArch *arch, const GsLibrary *lib, const GsMeasureSet *set,
             const char *opname)
@@ -171,7 +178,7 @@ floor_cell (const GsArch *arch, const GsLibrary *lib, const GsMeasureSet *set,
         continue;
       Cell cell = { 0 };
       FloorRow fr = { bmm ? (double) row->B : (double) row->M,
-                      row->latency_ms, NAN };
+                      row->latency_ms, NAN, gs_measure_is_holdout (row) };
       if (!run_row (arch, lib, row, FALSE, FALSE, &cell, &fr.model_ape))
         status = 1;
       if (isnan (fr.model_ape))
@@ -237,9 +244,10 @@ main (int argc, char **argv)
   if (floor_mode)
     {
       printf ("# Measurement scatter: per group (same kernel and shape but the "
-              "batch-like size), an in-sample line t = a x + c\n");
+              "batch-like size), an in-sample line t = a x + c, scored on "
+              "the group's holdout rows\n");
       printf ("%-16s %-7s %6s %6s %7s %9s %9s\n", "arch", "op", "rows",
-              "in_grp", "groups", "line%", "model%");
+              "scored", "groups", "line%", "model%");
     }
   else
     {
@@ -259,6 +267,7 @@ main (int argc, char **argv)
           fprintf (stderr, "validate-gemm: %s\n", error->message);
           return 3;
         }
+      gs_library_set_alone (lib, TRUE);   /* as the rows were measured */
       const char *ops[] = { "linear", "bmm" };
       for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
         {

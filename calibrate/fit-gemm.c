@@ -525,6 +525,82 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
     learn_selector (c, k, v, &to);
 }
 
+/* ------------------------------------------------------------ residuals */
+
+/* X as the arch file keeps it (4 decimals), so that the errors recorded
+ * are those of the file as written. */
+static double
+as_written (double x)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (buf, sizeof buf, "%.4f", x);
+  return g_ascii_strtod (buf, NULL);
+}
+
+/* What the model misses on each training row predicted from its shape
+ * alone (with the trees just learned): log (GPU time the measured latency
+ * implies / simulated GPU time), by selector.  Lowering corrects a shape by the median of its nearest
+ * (gs_gemm_residual_scale).  One-row GEMMs are left out: they run gemv,
+ * which the correction does not touch. */
+static void
+learn_residuals (Ctx *c)
+{
+  g_hash_table_remove_all (c->params->residuals);
+  g_autoptr (GHashTable) acc = g_hash_table_new_full (
+    g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  for (guint i = 0; i < c->all_train->len && c->error == NULL; i++)
+    {
+      const Sample *s = c->all_train->pdata[i];
+      if (s->shape.rows <= 1)
+        continue;
+      double g = simulate (c, s, FALSE);
+      if (!isfinite (g))
+        continue;
+      /* The GPU time the measured latency maps back to (the mapping
+       * rises with it), against the simulated one: a residual of GPU
+       * time, which whole-model runs use as it is.  Rows measured below
+       * what the host costs alone, or off by more than 64x, are left
+       * out. */
+      double m = s->row->latency_ms;
+      if (!(g > 0) || !(m > 0))
+        continue;
+      double lo = g / 64, hi = g * 64;
+      if (latency_ms (c, s, lo) > m || latency_ms (c, s, hi) < m)
+        continue;
+      for (int it = 0; it < 60; it++)
+        {
+          double mid = sqrt (lo * hi);
+          if (latency_ms (c, s, mid) < m)
+            lo = mid;
+          else
+            hi = mid;
+        }
+      GsGemmResidual r;
+      gs_gemm_residual_features (&s->shape, r.f);
+      for (int k = 0; k < 4; k++)
+        r.f[k] = as_written (r.f[k]);
+      r.r = as_written (log (sqrt (lo * hi) / g));
+      char *key = gs_gemm_selector_key (&s->shape);
+      GArray *a = g_hash_table_lookup (acc, key);
+      if (a == NULL)
+        {
+          a = g_array_new (FALSE, FALSE, sizeof (GsGemmResidual));
+          g_hash_table_insert (acc, key, a);
+        }
+      else
+        g_free (key);
+      g_array_append_val (a, r);
+    }
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, acc);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      g_hash_table_iter_steal (&it);
+      g_hash_table_insert (c->params->residuals, k, v);
+    }
+}
+
 /* ------------------------------------------------------------ evaluation */
 
 static void
@@ -602,6 +678,7 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
   Ctx c = { 0 };
   c.arch = gs_arch_copy (fit->arch);
   c.params = gs_gemm_params_new ();
+  c.params->alone = TRUE;                 /* errors of ops timed alone */
   if (opt.trees_only && !gs_gemm_params_load (c.params, c.arch, error))
     {
       gs_gemm_params_free (c.params);
@@ -626,6 +703,7 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
             descend (&c, families, counts, 1);
         }
       learn_trees (&c, &opt);
+      learn_residuals (&c);
       if (c.error == NULL)
         record_errors (&c, fit);
       if (c.error != NULL)
@@ -642,9 +720,11 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
           g_autofree char *m = g_strdup_printf (
             "gemm: %u training rows (%u with a known kernel), %d rounds of "
             "coordinate descent, selection trees depth %d, leaves >= %d, "
-            "%d bagged",
+            "%d bagged; shape residuals of the training rows (median of the "
+            "%d nearest within %.0f log2 units)",
             c.all_train->len, c.train->len, opt.rounds, opt.tree_depth,
-            opt.tree_min_leaf, GS_GEMM_BAGS);
+            opt.tree_min_leaf, GS_GEMM_BAGS, GS_GEMM_RESIDUAL_K,
+            GS_GEMM_RESIDUAL_RADIUS);
           gs_fit_add_method (fit, m);
         }
     }

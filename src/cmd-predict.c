@@ -474,6 +474,7 @@ gs_cmd_predict (int argc, char **argv)
       || (lib = gs_library_new (arch, &error)) == NULL
       || (set = gs_measure_load (a.files[0], FALSE, &error)) == NULL)
     goto fail;
+  gs_library_set_alone (lib, TRUE);
   GsPredictor p = { arch, lib, runtime, !a.no_hints, NULL };
   guint rows = a.head > 0 ? (guint) a.head : G_MAXUINT;
   if (!predict_all (&p, set, rows, json, text, &error)

@@ -319,6 +319,7 @@ validate_arch (const ValidateArgs *a, const char *name,
   g_autoptr (GsLibrary) lib = gs_library_new (arch, error);
   if (lib == NULL)
     return FALSE;
+  gs_library_set_alone (lib, TRUE);
   GsPredictor p = { arch, lib, GS_RUNTIME_EAGER, a->hints, NULL };
   validate_rows (&p, set, split, a->sample, FALSE, t);
   if (!a->spec_only)

@@ -712,6 +712,92 @@ test_tree_domain (void)
   config_destroy (&cfg);
 }
 
+/* Residuals: an op timed alone has its predicted time moved by exp of the
+ * median residual of its nearest training rows (when at least three are
+ * near), its kernels' work with it; nothing moves far from every row or
+ * inside a program; the table survives formatting and parsing. */
+static void
+test_residuals (void)
+{
+  g_autoptr (GsArch) a = arch_uncalibrated ("a100-pcie-40gb");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  GsGemmShape s = { 4096, 4096, 1024, 1, GS_DTYPE_FP32, GS_LAYOUT_TN,
+                    FALSE };
+  g_autoptr (GArray) k0 = gs_test_kernels_new ();
+  GError *error = NULL;
+  g_assert_true (gs_gemm_lower (a, p, &s, NULL, k0, &error));
+  g_assert_cmpfloat (gs_gemm_residual_scale (p, &s), ==, 1);
+
+  double f[4];
+  gs_gemm_residual_features (&s, f);
+  const double r[] = { 0.1, 0.2, 0.3, -0.5, 0.25, 0.9 };
+  GArray *t = g_array_new (FALSE, FALSE, sizeof (GsGemmResidual));
+  for (guint i = 0; i < G_N_ELEMENTS (r); i++)
+    {
+      GsGemmResidual e = { { f[0], f[1], f[2] + 0.1 * i, f[3] }, r[i] };
+      if (i == 5)
+        e.f[1] += 2.5;                 /* beyond the radius */
+      g_array_append_val (t, e);
+    }
+  g_hash_table_insert (p->residuals, gs_gemm_selector_key (&s), t);
+  g_assert_cmpfloat_with_epsilon (gs_gemm_residual_scale (p, &s), exp (0.2),
+                                  1e-12);
+  /* Inside a program the block model stands alone ... */
+  g_autoptr (GArray) k2 = gs_test_kernels_new ();
+  g_assert_true (gs_gemm_lower (a, p, &s, NULL, k2, &error));
+  g_assert_cmpfloat (g_array_index (k2, GsKernel, 0).work.fp32_ops, ==,
+                     g_array_index (k0, GsKernel, 0).work.fp32_ops);
+  /* ... an op timed alone takes the correction. */
+  p->alone = TRUE;
+  g_autoptr (GArray) k1 = gs_test_kernels_new ();
+  g_assert_true (gs_gemm_lower (a, p, &s, NULL, k1, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (g_array_index (k1, GsKernel, 0).name, ==,
+                   g_array_index (k0, GsKernel, 0).name);
+  g_assert_cmpfloat_with_epsilon (g_array_index (k1, GsKernel, 0).work.fp32_ops
+                                  / g_array_index (k0, GsKernel, 0).work.fp32_ops,
+                                  exp (0.2), 1e-9);
+
+  GsGemmShape far = s;
+  far.rows = 64;                       /* log2 6 against 12 */
+  g_assert_cmpfloat (gs_gemm_residual_scale (p, &far), ==, 1);
+  GsGemmShape nn = s;
+  nn.layout = GS_LAYOUT_NN;            /* another selector */
+  g_assert_cmpfloat (gs_gemm_residual_scale (p, &nn), ==, 1);
+  g_array_set_size (t, 2);             /* fewer than three near */
+  g_assert_cmpfloat (gs_gemm_residual_scale (p, &s), ==, 1);
+  g_array_set_size (t, 0);
+  for (guint i = 0; i < 5; i++)
+    {
+      GsGemmResidual e = { { f[0], f[1], f[2] + 0.1 * i, f[3] }, r[i] };
+      g_array_append_val (t, e);
+    }
+
+  /* Round trip through the arch file's text. */
+  g_autoptr (GString) text = g_string_new ("");
+  gs_gemm_params_format (p, text, 0);
+  g_autofree char *cfg = g_strdup_printf ("calibration = { library = {\n%s"
+                                          "}; };\n", text->str);
+  g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename (dir, "r.cfg", NULL);
+  const char *src = g_getenv ("GS_SRCDIR");
+  g_autofree char *base = g_build_filename (src ? src : ".", "arch",
+                                            "a100-sxm4-80gb.cfg", NULL);
+  g_autofree char *canon = g_canonicalize_filename (base, NULL);
+  g_autofree char *whole = g_strdup_printf ("base = \"%s\";\nname = \"r\";\n"
+                                            "%s", canon, cfg);
+  g_assert_true (g_file_set_contents (file, whole, -1, NULL));
+  g_autoptr (GsArch) b = gs_arch_load (file, &error);
+  g_assert_no_error (error);
+  g_autoptr (GsGemmParams) q = gs_gemm_params_new ();
+  g_assert_true (gs_gemm_params_load (q, b, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (gs_gemm_residual_scale (q, &s), exp (0.2),
+                                  1e-9);
+  g_unlink (file);
+  g_rmdir (dir);
+}
+
 /* Bad calibration.library.gemm groups fail naming file:line. */
 static void
 test_bad_params (void)
@@ -735,6 +821,10 @@ test_bad_params (void)
     "[\"simt_128x64\"]; nodes = ( (-1, 0, 1, 0) ); "
     "domain_min = [9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]; "
     "domain_max = [8.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]; }; }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { fp32_tn = "
+    "( [0.0, 10.0, 10.0, 10.0] ); }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { fp32_tn = "
+    "( [0.0, 10.0, 10.0, 10.0, 9.5] ); }; }; }; };",
   };
   g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
@@ -777,5 +867,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/bad-params", test_bad_params);
   g_test_add_func ("/gemm/tree-domain", test_tree_domain);
   g_test_add_func ("/gemm/bagged-median", test_bagged_median);
+  g_test_add_func ("/gemm/residuals", test_residuals);
   return g_test_run ();
 }

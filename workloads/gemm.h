@@ -91,10 +91,29 @@ typedef struct {
 /* Learned selection rules: a decision tree over shape features. */
 typedef struct GsGemmTree GsGemmTree;
 
+/* What the model missed on one training row, predicted from its shape
+ * alone: where it is, and by how much. */
+typedef struct {
+  double f[4];             /* log2 of batch, rows, depth, cols */
+  double r;                /* log (GPU time the measured latency implies
+                            * / simulated GPU time) */
+} GsGemmResidual;
+
+/* A shape's correction comes from the GS_GEMM_RESIDUAL_K training rows
+ * nearest to it (Euclidean distance over GsGemmResidual.f), counting only
+ * those within GS_GEMM_RESIDUAL_RADIUS (log2 units: a factor of 4 in one
+ * size, or of 2 in four), when at least 3 are. */
+#define GS_GEMM_RESIDUAL_K 5
+#define GS_GEMM_RESIDUAL_RADIUS 2.0
+
 /* Everything the GEMM library model reads from calibration.library.gemm. */
 typedef struct {
   GHashTable *families;    /* family key -> GsGemmFamily * (owned) */
   GHashTable *trees;       /* selector key ("fp32_tn") -> GsGemmTree * (owned) */
+  GHashTable *residuals;   /* selector key -> GArray of GsGemmResidual */
+  /* Ops timed alone, as the measurements were (gpusim predict, validate,
+   * calibrate): only then are the residuals applied. */
+  gboolean alone;
   double overhead_us[GS_GEMM_CLASS_COUNT]; /* op alone minus its GPU time, us */
   /* An op timed alone in a loop of short runs runs faster than under
    * sustained load (GPU Boost above the sustained clock until the power
@@ -127,6 +146,11 @@ void gs_gemm_params_set_family (GsGemmParams *p, const char *key,
                                 const GsGemmFamily *f);
 /* The libconfig text of the `gemm = { ... };` group, indented by INDENT. */
 void gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent);
+/* The features of S that residuals are matched on. */
+void gs_gemm_residual_features (const GsGemmShape *s, double f[4]);
+/* The factor S's predicted time is multiplied by: exp of the median
+ * residual of its nearest training rows, or 1 when P has none near it. */
+double gs_gemm_residual_scale (const GsGemmParams *p, const GsGemmShape *s);
 
 /* ------------------------------------------------------------- kernels */
 

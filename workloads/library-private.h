@@ -20,6 +20,7 @@ gboolean gs_lib_gemm_lower (const GsLibGemm *lib, const GsOp *op,
                             GsRuntime runtime, const GsKernelHint *hint,
                             GArray *kernels, GError **error);
 
+void gs_lib_gemm_set_alone (GsLibGemm *lib, gboolean alone);
 GsTime gs_lib_gemm_op_latency (const GsLibGemm *lib, const GsOp *op,
                                 GsTime gpu_time);
 

@@ -30,6 +30,12 @@ gs_runtime_parse (const char *s)
   return -1;
 }
 
+void
+gs_library_set_alone (GsLibrary *lib, gboolean alone)
+{
+  gs_lib_gemm_set_alone (lib->gemm, alone);
+}
+
 GsLibrary *
 gs_library_new (const GsArch *arch, GError **error)
 {
