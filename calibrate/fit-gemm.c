@@ -437,6 +437,23 @@ fit_clock (Ctx *c, GPtrArray *families, GHashTable *counts)
 
 /* ----------------------------------------------------------------- trees */
 
+/* The array of GROUPS (selector key -> GArray of SIZE-byte elements) that
+ * shape S belongs to, made on first use. */
+static GArray *
+selector_group (GHashTable *groups, const GsGemmShape *s, guint size)
+{
+  char *key = gs_gemm_selector_key (s);
+  GArray *a = g_hash_table_lookup (groups, key);
+  if (a == NULL)
+    {
+      a = g_array_new (FALSE, TRUE, size);
+      g_hash_table_insert (groups, key, a);
+    }
+  else
+    g_free (key);
+  return a;
+}
+
 /* xorshift64: the bootstrap resamples, seeded from the selector key so
  * that every run (and every hash-table order) learns the same trees. */
 static guint64
@@ -502,15 +519,7 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
   for (guint i = 0; i < c->train->len; i++)
     {
       const Sample *s = c->train->pdata[i];
-      char *key = gs_gemm_selector_key (&s->shape);
-      GArray *ex = g_hash_table_lookup (groups, key);
-      if (ex == NULL)
-        {
-          ex = g_array_new (FALSE, TRUE, sizeof (GsTreeExample));
-          g_hash_table_insert (groups, key, ex);
-        }
-      else
-        g_free (key);
+      GArray *ex = selector_group (groups, &s->shape, sizeof (GsTreeExample));
       GsTreeExample e;
       gs_gemm_features (c->arch, &s->shape, e.f);
       e.label = s->label;
@@ -557,10 +566,9 @@ learn_residuals (Ctx *c)
       if (!isfinite (g))
         continue;
       /* The GPU time the measured latency maps back to (the mapping
-       * rises with it), against the simulated one: a residual of GPU
-       * time, which whole-model runs use as it is.  Rows measured below
-       * what the host costs alone, or off by more than 64x, are left
-       * out. */
+       * rises with it), against the simulated one: a residual in the
+       * simulator's own currency.  Rows measured below what the host
+       * costs alone, or off by more than 64x, are left out. */
       double m = s->row->latency_ms;
       if (!(g > 0) || !(m > 0))
         continue;
@@ -580,16 +588,8 @@ learn_residuals (Ctx *c)
       for (int k = 0; k < 4; k++)
         r.f[k] = as_written (r.f[k]);
       r.r = as_written (log (sqrt (lo * hi) / g));
-      char *key = gs_gemm_selector_key (&s->shape);
-      GArray *a = g_hash_table_lookup (acc, key);
-      if (a == NULL)
-        {
-          a = g_array_new (FALSE, FALSE, sizeof (GsGemmResidual));
-          g_hash_table_insert (acc, key, a);
-        }
-      else
-        g_free (key);
-      g_array_append_val (a, r);
+      g_array_append_val (selector_group (acc, &s->shape,
+                                          sizeof (GsGemmResidual)), r);
     }
   GHashTableIter it;
   gpointer k, v;
