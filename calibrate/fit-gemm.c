@@ -536,13 +536,13 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
 
 /* ------------------------------------------------------------ residuals */
 
-/* X as the arch file keeps it (4 decimals), so that the errors recorded
- * are those of the file as written. */
+/* X as the arch file keeps it (GS_GEMM_RESIDUAL_FMT), so that the errors
+ * recorded are those of the file as written. */
 static double
 as_written (double x)
 {
   char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (buf, sizeof buf, "%.4f", x);
+  g_ascii_formatd (buf, sizeof buf, GS_GEMM_RESIDUAL_FMT, x);
   return g_ascii_strtod (buf, NULL);
 }
 

@@ -104,6 +104,9 @@ typedef struct {
  * those within GS_GEMM_RESIDUAL_RADIUS (log2 units: a factor of 4 in one
  * size, or of 2 in four), when at least 3 are. */
 #define GS_GEMM_RESIDUAL_K 5
+/* How the arch file writes each residual number (calibrate rounds to it
+ * before recording errors, so they are those of the file as written). */
+#define GS_GEMM_RESIDUAL_FMT "%.4f"
 #define GS_GEMM_RESIDUAL_RADIUS 2.0
 
 /* Everything the GEMM library model reads from calibration.library.gemm. */

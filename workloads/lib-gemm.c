@@ -555,9 +555,11 @@ gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent)
           for (guint j = 0; j < a->len; j++)
             {
               const GsGemmResidual *r = &g_array_index (a, GsGemmResidual, j);
-              g_string_append_printf (out, "%*s[%.4f, %.4f, %.4f, %.4f, "
-                                      "%.4f]%s\n", in + 4, "", r->f[0],
-                                      r->f[1], r->f[2], r->f[3], r->r,
+              g_string_append_printf (out, "%*s[", in + 4, "");
+              for (int k = 0; k < 4; k++)
+                g_string_append_printf (out, GS_GEMM_RESIDUAL_FMT ", ",
+                                        r->f[k]);
+              g_string_append_printf (out, GS_GEMM_RESIDUAL_FMT "]%s\n", r->r,
                                       j + 1 < a->len ? "," : "");
             }
           g_string_append_printf (out, "%*s);\n", in + 2, "");
