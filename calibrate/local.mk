@@ -13,9 +13,13 @@ libgscalib_a_SOURCES = \
 
 ## Tests of this directory (registered here to keep tests/local.mk small).
 check_PROGRAMS += tests/test-measure
+tests_test_measure_SOURCES = tests/test-measure.c tests/testlib.c \
+	tests/testlib.h
 tests_test_measure_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-measure
 check_PROGRAMS += tests/test-import
+tests_test_import_SOURCES = tests/test-import.c tests/testlib.c \
+	tests/testlib.h
 tests_test_import_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-import
 
@@ -88,10 +92,14 @@ gpusim_bench_pointwise_LDADD = calibrate/bench-pointwise.$(OBJEXT) $(GS_BENCH_LI
 gpusim_bench_attention_SOURCES =
 gpusim_bench_attention_LDADD = calibrate/bench-attention.$(OBJEXT) $(GS_BENCH_LIBS)
 
-## The collector's bookkeeping, tested without a GPU.
+## The collector's bookkeeping, tested without a GPU.  tests/testlib.c
+## (temporary directories) brings the simulator's libraries after the
+## collector's: the collector's own csv.o and measure.o are the ones tested.
 check_PROGRAMS += tests/test-cuda-summary
+tests_test_cuda_summary_SOURCES = tests/test-cuda-summary.c tests/testlib.c \
+	tests/testlib.h
 tests_test_cuda_summary_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CFLAGS)
-tests_test_cuda_summary_LDADD = $(GS_COLLECT_LIBS)
+tests_test_cuda_summary_LDADD = $(GS_COLLECT_LIBS) $(TESTS_LDADD)
 TESTS += tests/test-cuda-summary
 
 ## run-suite runs them all on a GPU machine: $(pkglibexecdir)/run-suite OUTDIR

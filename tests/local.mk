@@ -18,6 +18,7 @@ EXTRA_DIST += tests/data tests/bad-input tests/run-bad-input.sh \
 
 ## Arch files, `gpusim arch`, gpusim-arch(5) and occupancy.
 check_PROGRAMS += tests/test-arch tests/test-occupancy tests/test-occupancy-cuda
+tests_test_arch_SOURCES = tests/test-arch.c tests/testlib.c tests/testlib.h
 tests_test_arch_LDADD = $(TESTS_LDADD)
 tests_test_occupancy_LDADD = $(TESTS_LDADD)
 ## cuda_occupancy.h is header-only: the CUDA include path is all it needs.
@@ -29,6 +30,8 @@ EXTRA_DIST += tests/arch-bad-input.sh tests/arch-cli.sh tests/arch-man.sh
 
 ## Model builders, runtimes, host timeline (workloads/model*.c).
 check_PROGRAMS += tests/test-models
+tests_test_models_SOURCES = tests/test-models.c tests/testlib.c \
+	tests/testlib.h
 tests_test_models_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-models
 TESTS += tests/models-cli.sh
@@ -36,10 +39,13 @@ EXTRA_DIST += tests/models-cli.sh
 
 ## Traces, explain, sweep, partitions, the warp level, the teaching labs.
 check_PROGRAMS += tests/test-trace tests/test-warp tests/test-partition
-tests_test_trace_SOURCES = tests/test-trace.c src/trace.c src/trace.h
+tests_test_trace_SOURCES = tests/test-trace.c src/trace.c src/trace.h \
+	tests/testlib.c tests/testlib.h
 tests_test_trace_LDADD = $(TESTS_LDADD)
 tests_test_warp_SOURCES = tests/test-warp.c tests/testlib.c tests/testlib.h
 tests_test_warp_LDADD = $(TESTS_LDADD)
+tests_test_partition_SOURCES = tests/test-partition.c tests/testlib.c \
+	tests/testlib.h
 tests_test_partition_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-trace tests/test-warp tests/test-partition \
 	tests/explain-cli.sh tests/sweep-cli.sh tests/run-labs.sh

@@ -2,6 +2,7 @@
  * with file:line, range checks, --set overrides, and the shipped values
  * against datasheet peaks, CUDA's device properties and NeuSight's specs. */
 #include "config.h"
+#include "tests/testlib.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 
@@ -387,8 +388,7 @@ static const char base_text[] =
 static void
 test_inheritance (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("gs-arch-XXXXXX", NULL);
-  g_assert_nonnull (dir);
+  g_autofree char *dir = gs_test_temp_dir ("gs-arch-XXXXXX");
   g_autofree char *base = write_file (dir, "fam.cfg", base_text);
   g_autofree char *child = write_file (dir, "gpu.cfg",
     "base = \"fam.cfg\";\nname = \"gpu\";\nsm = { count = 20; };\n");
@@ -408,10 +408,6 @@ test_inheritance (void)
   g_assert_false (c->abstract);                   /* never inherited */
   g_assert_cmpint (c->warp_size, ==, 32);         /* table default */
   g_assert_cmpuint (gs_cfg_chain_length (c->chain), ==, 2);
-
-  g_remove (child);
-  g_remove (base);
-  g_rmdir (dir);
 }
 
 /* ------------------------------------------------------------- errors */

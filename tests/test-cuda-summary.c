@@ -2,6 +2,7 @@
  * kernel records are handed to it as CUPTI would hand them over, then the
  * rows it writes are read back. */
 #include "config.h"
+#include "tests/testlib.h"
 #include "calibrate/collect.h"
 #include "calibrate/collect-private.h"
 #include "calibrate/measure.h"
@@ -101,7 +102,7 @@ test_labelled_rows (void)
   g_assert_cmpint (gs_collect_end_label (events, GS_COLLECT_RUNS), ==, 0);
 
   GError *error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("gs-collect-XXXXXX", &error);
+  g_autofree char *dir = gs_test_temp_dir ("gs-collect-XXXXXX");
   g_autofree char *file = g_build_filename (dir, "rows.csv", NULL);
   gs_collect_provenance ("gpu", "Test GPU");
   g_assert_true (gs_collect_has_kernels ());
@@ -147,8 +148,6 @@ test_labelled_rows (void)
   g_assert_cmpfloat_with_epsilon (r->latency_ms, 1.0, 1e-9);
   g_assert_cmpstr (gs_measure_get_cell (set, r, "timing"), ==, "cuda-events");
   g_assert_cmpfloat_with_epsilon (cell_number (set, r, "kernels_per_call"), 0.04, 1e-9);
-  g_unlink (file);
-  g_rmdir (dir);
 }
 
 /* Without labels (the injected use) every launch is a row.  The collector
@@ -165,7 +164,7 @@ test_raw_rows (void)
       return;
     }
   GError *error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("gs-collect-XXXXXX", &error);
+  g_autofree char *dir = gs_test_temp_dir ("gs-collect-XXXXXX");
   g_autofree char *file = g_build_filename (dir, "raw.csv.gz", NULL);
   g_setenv ("GS_TEST_RAW_FILE", file, TRUE);
   g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
@@ -184,8 +183,6 @@ test_raw_rows (void)
   g_assert_null (r->op);
   r = row_at (set, 1);
   g_assert_cmpfloat_with_epsilon (r->latency_ms, 0.01, 1e-12);
-  g_unlink (file);
-  g_rmdir (dir);
 }
 
 int

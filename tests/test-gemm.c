@@ -510,7 +510,7 @@ test_fit_roundtrip (void)
   g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-80gb");
   g_autofree char *text = NULL;
   g_assert_true (g_file_get_contents (a->file, &text, NULL, NULL));
-  g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);
+  g_autofree char *dir = gs_test_temp_dir ("gs-gemm-XXXXXX");
   g_autofree char *out = g_build_filename (dir, "fitted.cfg", NULL);
   GError *error = NULL;
   g_autofree char *spliced = gs_fit_splice (text, a->file, out, group, &error);
@@ -531,8 +531,6 @@ test_fit_roundtrip (void)
   /* Splicing again replaces the group instead of adding one. */
   g_autofree char *twice = gs_fit_splice (spliced, out, out, group, &error);
   g_assert_cmpstr (twice, ==, spliced);
-  g_unlink (out);
-  g_rmdir (dir);
 }
 
 /* A one-leaf tree choosing CFG (split 1). */
@@ -778,7 +776,7 @@ test_residuals (void)
   gs_gemm_params_format (p, text, 0);
   g_autofree char *cfg = g_strdup_printf ("calibration = { library = {\n%s"
                                           "}; };\n", text->str);
-  g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);
+  g_autofree char *dir = gs_test_temp_dir ("gs-gemm-XXXXXX");
   g_autofree char *file = g_build_filename (dir, "r.cfg", NULL);
   const char *src = g_getenv ("GS_SRCDIR");
   g_autofree char *base = g_build_filename (src ? src : ".", "arch",
@@ -794,8 +792,6 @@ test_residuals (void)
   g_assert_no_error (error);
   g_assert_cmpfloat_with_epsilon (gs_gemm_residual_scale (q, &s), exp (0.2),
                                   1e-9);
-  g_unlink (file);
-  g_rmdir (dir);
 }
 
 /* Bad calibration.library.gemm groups fail naming file:line. */
@@ -826,7 +822,7 @@ test_bad_params (void)
     "calibration = { library = { gemm = { residuals = { fp32_tn = "
     "( [0.0, 10.0, 10.0, 10.0, 9.5] ); }; }; }; };",
   };
-  g_autofree char *dir = g_dir_make_tmp ("gs-gemm-XXXXXX", NULL);
+  g_autofree char *dir = gs_test_temp_dir ("gs-gemm-XXXXXX");
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       g_autofree char *f = g_build_filename (dir, "bad.cfg", NULL);
@@ -846,7 +842,6 @@ test_bad_params (void)
       g_clear_error (&error);
       g_unlink (f);
     }
-  g_rmdir (dir);
 }
 
 int

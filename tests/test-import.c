@@ -1,6 +1,7 @@
 /* Tests of the importers (calibrate/import.c) on a small Kineto trace in
  * the layout torch.profiler writes (tests/data/kineto-small.json). */
 #include "config.h"
+#include "tests/testlib.h"
 #include "calibrate/import.h"
 #include "calibrate/csv.h"
 #include "sim/error.h"
@@ -150,7 +151,7 @@ test_kineto_gz_round_trip (void)
   GError *error = NULL;
   g_file_get_contents (path, &text, &len, &error);
   g_assert_no_error (error);
-  g_autofree char *dir = g_dir_make_tmp ("gs-import-XXXXXX", &error);
+  g_autofree char *dir = gs_test_temp_dir ("gs-import-XXXXXX");
   g_autofree char *gz = g_build_filename (dir, "trace.json.gz", NULL);
   g_assert_true (gs_csv_write_file (gz, text, len, &error));
   GsImportOptions opts = { .device = "a100-pcie-40gb" };
@@ -163,9 +164,6 @@ test_kineto_gz_round_trip (void)
   check_fixture_rows (back);
   g_assert_cmpstr (g_hash_table_lookup (back->provenance, "gpu"), ==,
                    "NVIDIA A100-PCIE-40GB");
-  g_unlink (gz);
-  g_unlink (csv);
-  g_rmdir (dir);
 }
 
 static void
@@ -254,8 +252,7 @@ test_bad_traces (void)
       "number >= 0" },
   };
   GError *error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("gs-import-XXXXXX", &error);
-  g_assert_no_error (error);
+  g_autofree char *dir = gs_test_temp_dir ("gs-import-XXXXXX");
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *path = g_build_filename (dir, cases[i].name, NULL);
@@ -279,7 +276,6 @@ test_bad_traces (void)
   g_assert_null (gs_import_kineto (absent, NULL, &error));
   g_assert_error (error, GS_ERROR, GS_ERROR_IO);
   g_clear_error (&error);
-  g_rmdir (dir);
 }
 
 int

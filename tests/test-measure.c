@@ -1,5 +1,6 @@
 /* Tests of the measurement CSV (calibrate/measure.c, calibrate/csv.c). */
 #include "config.h"
+#include "tests/testlib.h"
 #include "calibrate/measure.h"
 #include "calibrate/csv.h"
 #include "sim/error.h"
@@ -7,6 +8,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
+/* DIR and what the test writes into it go when the test case ends
+ * (gs_test_temp_dir); the teardown frees the path only. */
 typedef struct {
   char *dir;
 } Fixture;
@@ -14,24 +17,12 @@ typedef struct {
 static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-  GError *error = NULL;
-  f->dir = g_dir_make_tmp ("gs-measure-XXXXXX", &error);
-  g_assert_no_error (error);
+  f->dir = gs_test_temp_dir ("gs-measure-XXXXXX");
 }
 
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-  GDir *d = g_dir_open (f->dir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *p = g_build_filename (f->dir, name, NULL);
-      g_unlink (p);
-    }
-  if (d)
-    g_dir_close (d);
-  g_rmdir (f->dir);
   g_free (f->dir);
 }
 

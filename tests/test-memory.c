@@ -353,7 +353,7 @@ test_other_kinds (void)
 static char *
 write_temp (const char *name, const char *text)
 {
-  g_autofree char *dir = g_dir_make_tmp ("gs-mem-XXXXXX", NULL);
+  g_autofree char *dir = gs_test_temp_dir ("gs-mem-XXXXXX");
   char *file = g_build_filename (dir, name, NULL);
   g_assert_true (g_file_set_contents (file, text, -1, NULL));
   return file;

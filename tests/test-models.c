@@ -8,6 +8,7 @@
  * predictions with the two V100 measurements (5%).
  */
 #include "config.h"
+#include "tests/testlib.h"
 #include "workloads/model.h"
 #include "sim/arch.h"
 #include "sim/error.h"
@@ -497,8 +498,7 @@ check_measured_ops (const char *model, const char *layer_key, int batch,
   g_autofree char *cfg_name = g_strdup_printf ("%s.json", model);
   g_autofree char *cfg = src_path ("data", "neusight", "models", cfg_name,
                                    NULL);
-  g_autofree char *dir = g_dir_make_tmp ("gs-models-XXXXXX", NULL);
-  g_assert_nonnull (dir);
+  g_autofree char *dir = gs_test_temp_dir ("gs-models-XXXXXX");
   g_autofree char *one = one_layer_config (cfg, layer_key, dir);
   Req r = { .batch = batch, .seq = seq };
   g_autoptr (GsModelPlan) p = plan_ok (one, &r, NULL);
@@ -539,8 +539,6 @@ check_measured_ops (const char *model, const char *layer_key, int batch,
     }
   g_assert_cmpuint (at, ==, p->ops->len);
   g_assert_cmpuint (rows, >, 20);
-  g_unlink (one);
-  g_rmdir (dir);
 }
 
 static void

@@ -2,6 +2,7 @@
  * percentages and MIG instances, and what they do to kernel times.
  */
 #include "config.h"
+#include "tests/testlib.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 #include "sim/gpu.h"
@@ -108,8 +109,7 @@ test_mig_file (void)
 {
   GError *error = NULL;
   const char *root = g_getenv ("GS_SRCDIR") ? g_getenv ("GS_SRCDIR") : ".";
-  g_autofree char *dir = g_dir_make_tmp ("gs-mig-XXXXXX", &error);
-  g_assert_no_error (error);
+  g_autofree char *dir = gs_test_temp_dir ("gs-mig-XXXXXX");
   g_autofree char *good = g_build_filename (dir, "good.cfg", NULL);
   g_autofree char *bad = g_build_filename (dir, "bad.cfg", NULL);
   g_autofree char *text = g_strdup_printf (
@@ -140,9 +140,6 @@ test_mig_file (void)
   g_assert_nonnull (strstr (error->message, where));
   g_assert_nonnull (strstr (error->message, "sms"));
   g_clear_error (&error);
-  g_unlink (good);
-  g_unlink (bad);
-  g_rmdir (dir);
 }
 
 static GsKernel

@@ -8,6 +8,7 @@
  * warp level's scheduler tracks are checked the same way.
  */
 #include "config.h"
+#include "tests/testlib.h"
 #include "src/trace.h"
 #include "sim/arch.h"
 #include "sim/error.h"
@@ -86,8 +87,7 @@ run_traced (const char *workload, GsFidelity fidelity, GsProgram **prog,
             GsGpu **gpu)
 {
   GError *error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("gs-trace-XXXXXX", &error);
-  g_assert_no_error (error);
+  g_autofree char *dir = gs_test_temp_dir ("gs-trace-XXXXXX");
   g_autofree char *wl = g_build_filename (dir, "t.workload", NULL);
   g_autofree char *out = g_build_filename (dir, "t.json", NULL);
   g_file_set_contents (wl, workload, -1, &error);
@@ -119,9 +119,6 @@ run_traced (const char *workload, GsFidelity fidelity, GsProgram **prog,
   char *text = NULL;
   g_file_get_contents (out, &text, NULL, &error);
   g_assert_no_error (error);
-  g_unlink (wl);
-  g_unlink (out);
-  g_rmdir (dir);
   return text;
 }
 

@@ -3,6 +3,8 @@
 #include "tests/testlib.h"
 #include "sim/kernel.h"
 
+#include <glib/gstdio.h>
+
 GsMeasureSet *
 gs_test_neusight (void)
 {
@@ -52,4 +54,48 @@ gs_test_simulate (const GsArch *arch, const GsKernel *ks, guint n,
   gs_gpu_run (gpu, &error);
   g_assert_no_error (error);
   return gpu;
+}
+
+/* Removes PATH and, when it is a directory (not a link to one), all that
+ * is in it, depth first.  What cannot be removed stays, quietly: a
+ * leftover in /tmp is no reason to fail the test that made it. */
+static void
+remove_tree (const char *path)
+{
+  if (g_file_test (path, G_FILE_TEST_IS_DIR)
+      && !g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+    {
+      GDir *d = g_dir_open (path, 0, NULL);
+      const char *name;
+      while (d && (name = g_dir_read_name (d)) != NULL)
+        {
+          g_autofree char *p = g_build_filename (path, name, NULL);
+          remove_tree (p);
+        }
+      if (d)
+        g_dir_close (d);
+      g_rmdir (path);
+    }
+  else
+    g_unlink (path);
+}
+
+/* The test case's end for one gs_test_temp_dir: DIR is the queue's own
+ * copy of the path. */
+static void
+remove_temp_dir (gpointer dir)
+{
+  remove_tree (dir);
+  g_free (dir);
+}
+
+char *
+gs_test_temp_dir (const char *tmpl)
+{
+  GError *error = NULL;
+  char *dir = g_dir_make_tmp (tmpl, &error);
+  g_assert_no_error (error);
+  /* A copy: the caller may free its string before the test case ends. */
+  g_test_queue_destroy (remove_temp_dir, g_strdup (dir));
+  return dir;
 }

@@ -19,5 +19,13 @@ GArray *gs_test_kernels_new (void);
  * end; returns the GPU (caller frees).  The test fails on any error. */
 GsGpu *gs_test_simulate (const GsArch *arch, const GsKernel *ks, guint n,
                          const GsGpuOptions *o);
+/* A new empty directory under the system's temporary directory, named
+ * from TMPL ("gs-mem-XXXXXX", as g_dir_make_tmp); returns its path, newly
+ * allocated (caller frees).  The directory and everything written into it
+ * are removed when the current test case ends (g_test_queue_destroy: after
+ * the test function returns, before the fixture's teardown), so call it
+ * from a test function or a fixture's setup, never from main.  The test
+ * fails if it cannot be made. */
+char *gs_test_temp_dir (const char *tmpl);
 
 #endif
