@@ -536,27 +536,15 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
 
 /* ------------------------------------------------------------ residuals */
 
-/* X as the arch file keeps it (GS_GEMM_RESIDUAL_FMT), so that the errors
- * recorded are those of the file as written. */
-static double
-as_written (double x)
-{
-  char buf[G_ASCII_DTOSTR_BUF_SIZE];
-  g_ascii_formatd (buf, sizeof buf, GS_GEMM_RESIDUAL_FMT, x);
-  return g_ascii_strtod (buf, NULL);
-}
-
 /* What the model misses on each training row predicted from its shape
  * alone (with the trees just learned): log (GPU time the measured latency
- * implies / simulated GPU time), by selector.  Lowering corrects a shape by the median of its nearest
- * (gs_gemm_residual_scale).  One-row GEMMs are left out: they run gemv,
+ * implies / simulated GPU time), by selector.  Lowering corrects a shape
+ * by the median of its nearest (gs_gemm_residual_scale).  One-row GEMMs are left out: they run gemv,
  * which the correction does not touch. */
 static void
 learn_residuals (Ctx *c)
 {
-  g_hash_table_remove_all (c->params->residuals);
-  g_autoptr (GHashTable) acc = g_hash_table_new_full (
-    g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+  gs_residuals_clear (c->params->residuals);
   for (guint i = 0; i < c->all_train->len && c->error == NULL; i++)
     {
       const Sample *s = c->all_train->pdata[i];
@@ -583,21 +571,11 @@ learn_residuals (Ctx *c)
           else
             hi = mid;
         }
-      GsGemmResidual r;
-      gs_gemm_residual_features (&s->shape, r.f);
-      for (int k = 0; k < 4; k++)
-        r.f[k] = as_written (r.f[k]);
-      r.r = as_written (log (sqrt (lo * hi) / g));
-      g_array_append_val (selector_group (acc, &s->shape,
-                                          sizeof (GsGemmResidual)), r);
-    }
-  GHashTableIter it;
-  gpointer k, v;
-  g_hash_table_iter_init (&it, acc);
-  while (g_hash_table_iter_next (&it, &k, &v))
-    {
-      g_hash_table_iter_steal (&it);
-      g_hash_table_insert (c->params->residuals, k, v);
+      double f[4];
+      gs_gemm_residual_features (&s->shape, f);
+      g_autofree char *key = gs_gemm_selector_key (&s->shape);
+      gs_residuals_add (c->params->residuals, key, f,
+                        log (sqrt (lo * hi) / g));
     }
 }
 
@@ -723,8 +701,8 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
             "%d bagged; shape residuals of the training rows (median of the "
             "%d nearest within %.0f log2 units)",
             c.all_train->len, c.train->len, opt.rounds, opt.tree_depth,
-            opt.tree_min_leaf, GS_GEMM_BAGS, GS_GEMM_RESIDUAL_K,
-            GS_GEMM_RESIDUAL_RADIUS);
+            opt.tree_min_leaf, GS_GEMM_BAGS, GS_RESIDUAL_K,
+            GS_RESIDUAL_RADIUS);
           gs_fit_add_method (fit, m);
         }
     }

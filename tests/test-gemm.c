@@ -729,15 +729,15 @@ test_residuals (void)
   double f[4];
   gs_gemm_residual_features (&s, f);
   const double r[] = { 0.1, 0.2, 0.3, -0.5, 0.25, 0.9 };
-  GArray *t = g_array_new (FALSE, FALSE, sizeof (GsGemmResidual));
+  g_autofree char *key = gs_gemm_selector_key (&s);
   for (guint i = 0; i < G_N_ELEMENTS (r); i++)
     {
-      GsGemmResidual e = { { f[0], f[1], f[2] + 0.1 * i, f[3] }, r[i] };
+      double e[4] = { f[0], f[1], f[2] + 0.1 * i, f[3] };
       if (i == 5)
-        e.f[1] += 2.5;                 /* beyond the radius */
-      g_array_append_val (t, e);
+        e[1] += 2.5;                   /* beyond the radius */
+      gs_residuals_add (p->residuals, key, e, r[i]);
     }
-  g_hash_table_insert (p->residuals, gs_gemm_selector_key (&s), t);
+  GArray *t = gs_residuals_lookup (p->residuals, key);
   g_assert_cmpfloat_with_epsilon (gs_gemm_residual_scale (p, &s), exp (0.2),
                                   1e-12);
   /* Inside a program the block model stands alone ... */
@@ -767,8 +767,8 @@ test_residuals (void)
   g_array_set_size (t, 0);
   for (guint i = 0; i < 5; i++)
     {
-      GsGemmResidual e = { { f[0], f[1], f[2] + 0.1 * i, f[3] }, r[i] };
-      g_array_append_val (t, e);
+      double e[4] = { f[0], f[1], f[2] + 0.1 * i, f[3] };
+      gs_residuals_add (p->residuals, key, e, r[i]);
     }
 
   /* Round trip through the arch file's text. */

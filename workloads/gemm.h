@@ -20,6 +20,7 @@
 #include "sim/kernel.h"
 #include "workloads/op.h"
 #include "workloads/library.h"
+#include "workloads/residuals.h"
 
 typedef struct GsArch GsArch;
 
@@ -91,29 +92,15 @@ typedef struct {
 /* Learned selection rules: a decision tree over shape features. */
 typedef struct GsGemmTree GsGemmTree;
 
-/* What the model missed on one training row, predicted from its shape
- * alone: where it is, and by how much. */
-typedef struct {
-  double f[4];             /* log2 of batch, rows, depth, cols */
-  double r;                /* log (GPU time the measured latency implies
-                            * / simulated GPU time) */
-} GsGemmResidual;
-
-/* A shape's correction comes from the GS_GEMM_RESIDUAL_K training rows
- * nearest to it (Euclidean distance over GsGemmResidual.f), counting only
- * those within GS_GEMM_RESIDUAL_RADIUS (log2 units: a factor of 4 in one
- * size, or of 2 in four), when at least 3 are. */
-#define GS_GEMM_RESIDUAL_K 5
-/* How the arch file writes each residual number (calibrate rounds to it
- * before recording errors, so they are those of the file as written). */
-#define GS_GEMM_RESIDUAL_FMT "%.4f"
-#define GS_GEMM_RESIDUAL_RADIUS 2.0
-
 /* Everything the GEMM library model reads from calibration.library.gemm. */
 typedef struct {
   GHashTable *families;    /* family key -> GsGemmFamily * (owned) */
   GHashTable *trees;       /* selector key ("fp32_tn") -> GsGemmTree * (owned) */
-  GHashTable *residuals;   /* selector key -> GArray of GsGemmResidual */
+  /* What the model missed on the training rows predicted from their
+   * shape, by selector key: coordinates log2 of batch, rows, depth and
+   * cols; r = log (GPU time the measured latency implies / simulated GPU
+   * time). */
+  GsResiduals *residuals;
   /* Ops timed alone, as the measurements were (gpusim predict, validate,
    * calibrate): only then are the residuals applied. */
   gboolean alone;

@@ -35,6 +35,10 @@
 #include <math.h>
 #include <string.h>
 
+/* The numbers of a GEMM residual entry (residuals.h). */
+#define GEMM_RESIDUAL_LEGEND \
+  "log2 batch, rows, depth, cols, log(implied / simulated GPU time)"
+
 struct GsLibGemm {
   GsArch *arch;
   GsGemmParams *params;
@@ -119,8 +123,7 @@ gs_gemm_params_new (void)
                                        g_free);
   p->trees = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                     (GDestroyNotify) gs_gemm_tree_free);
-  p->residuals = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                        (GDestroyNotify) g_array_unref);
+  p->residuals = gs_residuals_new (4, GEMM_RESIDUAL_LEGEND);
   memcpy (p->overhead_us, default_overhead_us, sizeof p->overhead_us);
   p->burst_speedup = 0;
   p->burst_tau_us = 1000;
@@ -134,7 +137,7 @@ gs_gemm_params_free (GsGemmParams *p)
     return;
   g_hash_table_unref (p->families);
   g_hash_table_unref (p->trees);
-  g_hash_table_unref (p->residuals);
+  gs_residuals_free (p->residuals);
   g_free (p);
 }
 
@@ -142,6 +145,8 @@ GsGemmParams *
 gs_gemm_params_copy (const GsGemmParams *p)
 {
   GsGemmParams *c = gs_gemm_params_new ();
+  gs_residuals_free (c->residuals);
+  c->residuals = gs_residuals_copy (p->residuals);
   memcpy (c->overhead_us, p->overhead_us, sizeof c->overhead_us);
   c->burst_speedup = p->burst_speedup;
   c->burst_tau_us = p->burst_tau_us;
@@ -155,14 +160,6 @@ gs_gemm_params_copy (const GsGemmParams *p)
   g_hash_table_iter_init (&it, p->trees);
   while (g_hash_table_iter_next (&it, &k, &v))
     g_hash_table_insert (c->trees, g_strdup (k), gs_gemm_tree_copy (v));
-  g_hash_table_iter_init (&it, p->residuals);
-  while (g_hash_table_iter_next (&it, &k, &v))
-    {
-      GArray *a = v, *b = g_array_sized_new (FALSE, FALSE,
-                                             sizeof (GsGemmResidual), a->len);
-      g_array_append_vals (b, a->data, a->len);
-      g_hash_table_insert (c->residuals, g_strdup (k), b);
-    }
   return c;
 }
 
@@ -338,51 +335,6 @@ load_trees (GsGemmParams *p, const config_setting_t *g, GError **error)
   return TRUE;
 }
 
-/* residuals = { fp32_tn = ( [f0, f1, f2, f3, r], ... ); ... }; */
-static gboolean
-load_residuals (GsGemmParams *p, const config_setting_t *g, GError **error)
-{
-  for (int i = 0; i < config_setting_length (g); i++)
-    {
-      config_setting_t *e = config_setting_get_elem (g, i);
-      if (config_setting_type (e) != CONFIG_TYPE_LIST)
-        return bad (e, error, "residuals.%s: expected a list ( [log2 batch, "
-                    "log2 rows, log2 depth, log2 cols, log ratio], ... )",
-                    config_setting_name (e));
-      g_autoptr (GArray) a = g_array_new (FALSE, FALSE,
-                                          sizeof (GsGemmResidual));
-      for (int j = 0; j < config_setting_length (e); j++)
-        {
-          config_setting_t *x = config_setting_get_elem (e, j);
-          if (config_setting_type (x) != CONFIG_TYPE_ARRAY
-              || config_setting_length (x) != 5)
-            return bad (x, error, "residuals.%s: each entry is an array of "
-                        "5 numbers", config_setting_name (e));
-          GsGemmResidual r;
-          for (int k = 0; k < 5; k++)
-            {
-              const config_setting_t *v = config_setting_get_elem (x, k);
-              double d = config_setting_type (v) == CONFIG_TYPE_INT
-                         ? config_setting_get_int (v)
-                         : config_setting_get_float (v);
-              if (!isfinite (d) || (k < 4 && (d < 0 || d > 64))
-                  || (k == 4 && fabs (d) > 5))
-                return bad (x, error, "residuals.%s: value %g out of range "
-                            "(sizes: log2 in [0, 64]; log ratio: within "
-                            "+-5)", config_setting_name (e), d);
-              if (k < 4)
-                r.f[k] = d;
-              else
-                r.r = d;
-            }
-          g_array_append_val (a, r);
-        }
-      g_hash_table_insert (p->residuals, g_strdup (config_setting_name (e)),
-                           g_steal_pointer (&a));
-    }
-  return TRUE;
-}
-
 void
 gs_gemm_residual_features (const GsGemmShape *s, double f[4])
 {
@@ -392,48 +344,13 @@ gs_gemm_residual_features (const GsGemmShape *s, double f[4])
   f[3] = log2 ((double) MAX (1, s->cols));
 }
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
 double
 gs_gemm_residual_scale (const GsGemmParams *p, const GsGemmShape *s)
 {
   g_autofree char *key = gs_gemm_selector_key (s);
-  const GArray *a = g_hash_table_lookup (p->residuals, key);
-  if (a == NULL || a->len == 0)
-    return 1;
   double f[4];
   gs_gemm_residual_features (s, f);
-  /* The K nearest, kept sorted by distance (ties: the earlier entry). */
-  double dist[GS_GEMM_RESIDUAL_K], val[GS_GEMM_RESIDUAL_K];
-  int n = 0;
-  const double r2 = GS_GEMM_RESIDUAL_RADIUS * GS_GEMM_RESIDUAL_RADIUS;
-  for (guint i = 0; i < a->len; i++)
-    {
-      const GsGemmResidual *e = &g_array_index (a, GsGemmResidual, i);
-      double d = 0;
-      for (int k = 0; k < 4; k++)
-        d += (e->f[k] - f[k]) * (e->f[k] - f[k]);
-      if (d > r2 || (n == GS_GEMM_RESIDUAL_K && d >= dist[n - 1]))
-        continue;
-      int j = n < GS_GEMM_RESIDUAL_K ? n++ : n - 1;
-      while (j > 0 && dist[j - 1] > d)
-        {
-          dist[j] = dist[j - 1];
-          val[j] = val[j - 1];
-          j--;
-        }
-      dist[j] = d;
-      val[j] = e->r;
-    }
-  if (n < 3)
-    return 1;
-  qsort (val, n, sizeof *val, cmp_double);
-  return exp (val[n / 2]);
+  return gs_residuals_scale (p->residuals, key, f);
 }
 
 gboolean
@@ -462,7 +379,7 @@ gs_gemm_params_load (GsGemmParams *p, const GsArch *arch, GError **error)
       else if (group && strcmp (n, "burst") == 0)
         ok = load_burst (p, e, error);
       else if (group && strcmp (n, "residuals") == 0)
-        ok = load_residuals (p, e, error);
+        ok = gs_residuals_load (p->residuals, e, error);
       else
         return bad (e, error, "calibration.library.gemm: unknown key '%s' "
                     "(expected the groups overhead_us, burst, families, "
@@ -540,32 +457,7 @@ gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent)
       g_string_append_printf (out, "%*s};\n", in + 2, "");
     }
   g_string_append_printf (out, "%*s};\n", in, "");
-  if (g_hash_table_size (p->residuals) > 0)
-    {
-      g_string_append_printf (out, "%*s# training rows predicted from the "
-                              "shape: [log2 batch, rows, depth, cols, "
-                              "log(implied / simulated GPU time)]\n"
-                              "%*sresiduals = {\n", in, "", in, "");
-      g_autoptr (GPtrArray) rk = sorted_keys (p->residuals);
-      for (guint i = 0; i < rk->len; i++)
-        {
-          const GArray *a = g_hash_table_lookup (p->residuals, rk->pdata[i]);
-          g_string_append_printf (out, "%*s%s = (\n", in + 2, "",
-                                  (const char *) rk->pdata[i]);
-          for (guint j = 0; j < a->len; j++)
-            {
-              const GsGemmResidual *r = &g_array_index (a, GsGemmResidual, j);
-              g_string_append_printf (out, "%*s[", in + 4, "");
-              for (int k = 0; k < 4; k++)
-                g_string_append_printf (out, GS_GEMM_RESIDUAL_FMT ", ",
-                                        r->f[k]);
-              g_string_append_printf (out, GS_GEMM_RESIDUAL_FMT "]%s\n", r->r,
-                                      j + 1 < a->len ? "," : "");
-            }
-          g_string_append_printf (out, "%*s);\n", in + 2, "");
-        }
-      g_string_append_printf (out, "%*s};\n", in, "");
-    }
+  gs_residuals_format (p->residuals, out, in);
   g_string_append_printf (out, "%*s};\n", indent, "");
 }
 

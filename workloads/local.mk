@@ -16,6 +16,7 @@ libgsworkloads_a_SOURCES = \
 	workloads/runtime.h workloads/runtime-host.c \
 	workloads/runtime-compiled.c \
 	workloads/library.c workloads/library.h workloads/library-private.h \
+	workloads/residuals.c workloads/residuals.h \
 	workloads/lib-gemm.c workloads/gemm.h workloads/gemm-kernels.c \
 	workloads/gemm-select.c workloads/gemm-attn.c \
 	workloads/lib-memory.c workloads/mem-model.h workloads/mem-kernels.h \

@@ -1,0 +1,264 @@
+/* gpusim: residual tables and their nearest-neighbour correction (see
+ * residuals.h).
+ */
+#include "config.h"
+#include "workloads/residuals.h"
+#include "sim/error.h"
+#include "sim/param.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct GsResiduals {
+  guint dims;
+  char *legend;
+  GHashTable *sets;        /* key -> GArray of GsResidual */
+};
+
+GsResiduals *
+gs_residuals_new (guint dims, const char *legend)
+{
+  g_return_val_if_fail (dims >= 1 && dims <= GS_RESIDUAL_MAX_DIMS, NULL);
+  GsResiduals *t = g_new0 (GsResiduals, 1);
+  t->dims = dims;
+  t->legend = g_strdup (legend);
+  t->sets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                   (GDestroyNotify) g_array_unref);
+  return t;
+}
+
+GsResiduals *
+gs_residuals_copy (const GsResiduals *t)
+{
+  GsResiduals *c = gs_residuals_new (t->dims, t->legend);
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, t->sets);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      const GArray *a = v;
+      GArray *b = g_array_sized_new (FALSE, FALSE, sizeof (GsResidual),
+                                     a->len);
+      g_array_append_vals (b, a->data, a->len);
+      g_hash_table_insert (c->sets, g_strdup (k), b);
+    }
+  return c;
+}
+
+void
+gs_residuals_free (GsResiduals *t)
+{
+  if (t == NULL)
+    return;
+  g_hash_table_unref (t->sets);
+  g_free (t->legend);
+  g_free (t);
+}
+
+guint
+gs_residuals_n_keys (const GsResiduals *t)
+{
+  return g_hash_table_size (t->sets);
+}
+
+void
+gs_residuals_clear (GsResiduals *t)
+{
+  g_hash_table_remove_all (t->sets);
+}
+
+/* X as the arch file keeps it. */
+static double
+as_written (double x)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd (buf, sizeof buf, GS_RESIDUAL_FMT, x);
+  return g_ascii_strtod (buf, NULL);
+}
+
+static GArray *
+set_of (GsResiduals *t, const char *key)
+{
+  GArray *a = g_hash_table_lookup (t->sets, key);
+  if (a == NULL)
+    {
+      a = g_array_new (FALSE, TRUE, sizeof (GsResidual));
+      g_hash_table_insert (t->sets, g_strdup (key), a);
+    }
+  return a;
+}
+
+void
+gs_residuals_add (GsResiduals *t, const char *key, const double *f, double r)
+{
+  GsResidual e = { { 0 }, as_written (r) };
+  for (guint k = 0; k < t->dims; k++)
+    e.f[k] = as_written (f[k]);
+  g_array_append_val (set_of (t, key), e);
+}
+
+GArray *
+gs_residuals_lookup (const GsResiduals *t, const char *key)
+{
+  return g_hash_table_lookup (t->sets, key);
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+double
+gs_residuals_scale (const GsResiduals *t, const char *key, const double *f)
+{
+  const GArray *a = key ? g_hash_table_lookup (t->sets, key) : NULL;
+  if (a == NULL || a->len == 0)
+    return 1;
+  /* The K nearest, kept sorted by distance (ties: the earlier entry). */
+  double dist[GS_RESIDUAL_K], val[GS_RESIDUAL_K];
+  int n = 0;
+  const double r2 = GS_RESIDUAL_RADIUS * GS_RESIDUAL_RADIUS;
+  for (guint i = 0; i < a->len; i++)
+    {
+      const GsResidual *e = &g_array_index (a, GsResidual, i);
+      double d = 0;
+      for (guint k = 0; k < t->dims; k++)
+        d += (e->f[k] - f[k]) * (e->f[k] - f[k]);
+      if (d > r2 || (n == GS_RESIDUAL_K && d >= dist[n - 1]))
+        continue;
+      int j = n < GS_RESIDUAL_K ? n++ : n - 1;
+      while (j > 0 && dist[j - 1] > d)
+        {
+          dist[j] = dist[j - 1];
+          val[j] = val[j - 1];
+          j--;
+        }
+      dist[j] = d;
+      val[j] = e->r;
+    }
+  if (n < GS_RESIDUAL_MIN)
+    return 1;
+  qsort (val, n, sizeof *val, cmp_double);
+  return exp (val[n / 2]);
+}
+
+static gboolean bad (const config_setting_t *s, GError **error,
+                     const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+
+static gboolean
+bad (const config_setting_t *s, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_autofree char *w = gs_cfg_where (s);
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", w, msg);
+  return FALSE;
+}
+
+static double
+number (const config_setting_t *v)
+{
+  switch (config_setting_type (v))
+    {
+    case CONFIG_TYPE_INT: return config_setting_get_int (v);
+    case CONFIG_TYPE_INT64: return (double) config_setting_get_int64 (v);
+    case CONFIG_TYPE_FLOAT: return config_setting_get_float (v);
+    default: return NAN;
+    }
+}
+
+gboolean
+gs_residuals_load (GsResiduals *t, const config_setting_t *group,
+                   GError **error)
+{
+  if (config_setting_type (group) != CONFIG_TYPE_GROUP)
+    return bad (group, error, "residuals: expected a group { KEY = ( [%s], "
+                "... ); ... }", t->legend);
+  const guint width = t->dims + 1;
+  for (int i = 0; i < config_setting_length (group); i++)
+    {
+      config_setting_t *e = config_setting_get_elem (group, i);
+      const char *key = config_setting_name (e);
+      if (config_setting_type (e) != CONFIG_TYPE_LIST)
+        return bad (e, error, "residuals.%s: expected a list ( [%s], ... )",
+                    key, t->legend);
+      GArray *a = set_of (t, key);
+      for (int j = 0; j < config_setting_length (e); j++)
+        {
+          config_setting_t *x = config_setting_get_elem (e, j);
+          if (config_setting_type (x) != CONFIG_TYPE_ARRAY
+              || config_setting_length (x) != (int) width)
+            return bad (x, error, "residuals.%s: each entry is an array of "
+                        "%u numbers (%s)", key, width, t->legend);
+          GsResidual r = { { 0 }, 0 };
+          for (guint k = 0; k < width; k++)
+            {
+              double d = number (config_setting_get_elem (x, k));
+              gboolean coord = k < t->dims;
+              if (!isfinite (d) || (coord && (d < 0 || d > 64))
+                  || (!coord && fabs (d) > 5))
+                return bad (x, error, "residuals.%s: value %g out of range "
+                            "(sizes: log2 in [0, 64]; log ratio: within "
+                            "+-5)", key, d);
+              if (coord)
+                r.f[k] = d;
+              else
+                r.r = d;
+            }
+          g_array_append_val (a, r);
+        }
+    }
+  return TRUE;
+}
+
+static int
+cmp_str (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+void
+gs_residuals_format (const GsResiduals *t, GString *out, int indent)
+{
+  if (g_hash_table_size (t->sets) == 0)
+    return;
+  g_string_append_printf (out, "%*s# training rows predicted from the "
+                          "shape: [%s]\n%*sresiduals = {\n", indent, "",
+                          t->legend, indent, "");
+  g_autoptr (GPtrArray) keys = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init (&it, t->sets);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    g_ptr_array_add (keys, k);
+  g_ptr_array_sort (keys, cmp_str);
+  for (guint i = 0; i < keys->len; i++)
+    {
+      const GArray *a = g_hash_table_lookup (t->sets, keys->pdata[i]);
+      g_string_append_printf (out, "%*s%s = (\n", indent + 2, "",
+                              (const char *) keys->pdata[i]);
+      for (guint j = 0; j < a->len; j++)
+        {
+          const GsResidual *r = &g_array_index (a, GsResidual, j);
+          char buf[G_ASCII_DTOSTR_BUF_SIZE];
+          g_string_append_printf (out, "%*s[", indent + 4, "");
+          for (guint d = 0; d < t->dims; d++)
+            g_string_append_printf (out, "%s, ",
+                                    g_ascii_formatd (buf, sizeof buf,
+                                                     GS_RESIDUAL_FMT,
+                                                     r->f[d]));
+          g_string_append_printf (out, "%s]%s\n",
+                                  g_ascii_formatd (buf, sizeof buf,
+                                                   GS_RESIDUAL_FMT, r->r),
+                                  j + 1 < a->len ? "," : "");
+        }
+      g_string_append_printf (out, "%*s);\n", indent + 2, "");
+    }
+  g_string_append_printf (out, "%*s};\n", indent, "");
+}
