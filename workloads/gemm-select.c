@@ -355,57 +355,123 @@ gs_gemm_tree_eval (const GsGemmTree *t, const double *f, int *split)
 }
 
 static gboolean
-bad_node (const config_setting_t *s, const char *what, GError **error)
+bad_node (const config_setting_t *s, guint index, const char *what,
+          GError **error)
 {
   g_autofree char *w = gs_cfg_where (s);
   g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-               "%s: selection tree node: %s", w, what);
+               "%s: selection tree node %u: %s", w, index, what);
   return FALSE;
 }
 
-/* One node: (feature, threshold, left, right) or ("leaf", class, split). */
+/* Node INDEX from its four numbers V: (feature, threshold, left, right)
+ * or (-1, class, split, 0).  S locates it for messages. */
 static gboolean
-parse_node (const config_setting_t *e, guint n_classes, guint n_nodes,
-            GsGemmTreeNode *node, GError **error)
+node_from (const double *v, const config_setting_t *s, guint index,
+           guint n_classes, guint n_nodes, GsGemmTreeNode *node,
+           GError **error)
 {
-  if (config_setting_type (e) != CONFIG_TYPE_LIST
-      || config_setting_length (e) != 4)
-    return bad_node (e, "expected (feature, threshold, left, right) or "
-                        "(-1, class, split, 0)", error);
-  config_setting_t *v[4];
   for (int j = 0; j < 4; j++)
-    {
-      v[j] = config_setting_get_elem (e, j);
-      int ty = config_setting_type (v[j]);
-      if (ty != CONFIG_TYPE_INT && ty != CONFIG_TYPE_FLOAT
-          && ty != CONFIG_TYPE_INT64)
-        return bad_node (e, "entries must be numbers", error);
-    }
+    if (!isfinite (v[j]) || (j != 1 && (v[j] != floor (v[j])
+                                        || fabs (v[j]) > 1e9)))
+      return bad_node (s, index, "entries must be numbers (all but the "
+                       "threshold whole)", error);
   memset (node, 0, sizeof *node);
-  node->feature = config_setting_get_int (v[0]);
+  node->feature = (int) v[0];
   if (node->feature < 0)
     {
       node->feature = -1;
-      node->cls = (int) config_setting_get_int (v[1]);
-      node->split = (int) config_setting_get_int (v[2]);
-      if (node->cls < 0 || (guint) node->cls >= n_classes)
-        return bad_node (e, "leaf class is not an index into classes",
-                         error);
+      if (v[1] != floor (v[1]) || v[1] < 0 || v[1] >= n_classes)
+        return bad_node (s, index, "leaf class is not an index into "
+                         "classes", error);
+      node->cls = (int) v[1];
+      node->split = (int) v[2];
       if (node->split < 1 || node->split > 256)
-        return bad_node (e, "leaf split-K must be 1..256", error);
+        return bad_node (s, index, "leaf split-K must be 1..256", error);
       return TRUE;
     }
   if (node->feature >= GS_GEMM_N_FEATURES)
-    return bad_node (e, "feature index out of range", error);
-  int ty = config_setting_type (v[1]);
-  node->threshold = ty == CONFIG_TYPE_FLOAT ? config_setting_get_float (v[1])
-                                            : config_setting_get_int (v[1]);
-  node->left = config_setting_get_int (v[2]);
-  node->right = config_setting_get_int (v[3]);
+    return bad_node (s, index, "feature index out of range", error);
+  node->threshold = v[1];
+  node->left = (int) v[2];
+  node->right = (int) v[3];
   if (node->left <= 0 || node->right <= 0 || (guint) node->left >= n_nodes
       || (guint) node->right >= n_nodes)
-    return bad_node (e, "child index out of range", error);
+    return bad_node (s, index, "child index out of range", error);
+  /* Children come after their parent, so evaluation cannot loop. */
+  if (node->left <= (int) index || node->right <= (int) index)
+    return bad_node (s, index, "children must come after their parent",
+                     error);
   return TRUE;
+}
+
+static double
+setting_number (const config_setting_t *v)
+{
+  switch (config_setting_type (v))
+    {
+    case CONFIG_TYPE_INT: return config_setting_get_int (v);
+    case CONFIG_TYPE_INT64: return (double) config_setting_get_int64 (v);
+    case CONFIG_TYPE_FLOAT: return config_setting_get_float (v);
+    default: return NAN;
+    }
+}
+
+/* The nodes as a list of lists, ( (f, t, l, r), ... ), the readable form;
+ * appended to V (4 numbers each), with each node's setting in WHERE. */
+static gboolean
+nodes_from_list (const config_setting_t *nodes, GArray *v, GPtrArray *where,
+                 GError **error)
+{
+  for (int i = 0; i < config_setting_length (nodes); i++)
+    {
+      const config_setting_t *e = config_setting_get_elem (nodes, i);
+      if ((config_setting_type (e) != CONFIG_TYPE_LIST
+           && config_setting_type (e) != CONFIG_TYPE_ARRAY)
+          || config_setting_length (e) != 4)
+        return bad_node (e, (guint) i, "expected (feature, threshold, left, "
+                         "right) or (-1, class, split, 0)", error);
+      for (int j = 0; j < 4; j++)
+        {
+          double x = setting_number (config_setting_get_elem (e, j));
+          g_array_append_val (v, x);
+        }
+      g_ptr_array_add (where, (gpointer) e);
+    }
+  return TRUE;
+}
+
+/* The nodes as the writer keeps them: one string (adjacent literals
+ * concatenate) of "feature threshold left right;" entries, which
+ * libconfig reads several times faster than a list of lists. */
+static gboolean
+nodes_from_string (const config_setting_t *nodes, GArray *v,
+                   GPtrArray *where, GError **error)
+{
+  const char *p = config_setting_get_string (nodes);
+  for (guint i = 0;; i++)
+    {
+      while (g_ascii_isspace (*p))
+        p++;
+      if (*p == '\0')
+        return TRUE;
+      for (int j = 0; j < 4; j++)
+        {
+          char *end;
+          double x = g_ascii_strtod (p, &end);
+          if (end == p)
+            return bad_node (nodes, i, "expected four numbers \"feature "
+                             "threshold left right;\"", error);
+          g_array_append_val (v, x);
+          p = end;
+        }
+      while (g_ascii_isspace (*p))
+        p++;
+      if (*p++ != ';')
+        return bad_node (nodes, i, "expected four numbers \"feature "
+                         "threshold left right;\"", error);
+      g_ptr_array_add (where, (gpointer) nodes);
+    }
 }
 
 /* domain_min or domain_max: one number per feature. */
@@ -447,13 +513,13 @@ gs_gemm_tree_parse (const config_setting_t *group, GError **error)
   config_setting_t *nodes = config_setting_get_member (group, "nodes");
   if (cls == NULL || nodes == NULL
       || config_setting_type (cls) != CONFIG_TYPE_ARRAY
-      || config_setting_type (nodes) != CONFIG_TYPE_LIST
-      || config_setting_length (nodes) == 0)
+      || (config_setting_type (nodes) != CONFIG_TYPE_LIST
+          && config_setting_type (nodes) != CONFIG_TYPE_STRING))
     {
       g_autofree char *w = gs_cfg_where (group);
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                    "%s: a selection tree needs classes = [\"...\", ...] and "
-                   "nodes = ( ... )", w);
+                   "nodes = \"f t l r; ...\" or ( (f, t, l, r), ... )", w);
       return NULL;
     }
   guint nc = (guint) config_setting_length (cls);
@@ -473,25 +539,26 @@ gs_gemm_tree_parse (const config_setting_t *group, GError **error)
     }
   GsGemmTree *t = gs_gemm_tree_new ((const char *const *) names->pdata, nc);
   g_ptr_array_unref (names);
-  guint nn = (guint) config_setting_length (nodes);
-  for (guint i = 0; i < nn; i++)
+  g_autoptr (GArray) v = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GPtrArray) where = g_ptr_array_new ();
+  gboolean ok = config_setting_type (nodes) == CONFIG_TYPE_STRING
+                ? nodes_from_string (nodes, v, where, error)
+                : nodes_from_list (nodes, v, where, error);
+  guint nn = where->len;
+  if (ok && nn == 0)
+    ok = bad_node (nodes, 0, "a tree needs at least one node", error);
+  for (guint i = 0; ok && i < nn; i++)
     {
       GsGemmTreeNode node;
-      if (!parse_node (config_setting_get_elem (nodes, i), nc, nn, &node,
-                       error))
-        {
-          gs_gemm_tree_free (t);
-          return NULL;
-        }
-      /* Children come after their parent, so evaluation cannot loop. */
-      if (node.feature >= 0 && (node.left <= (int) i || node.right <= (int) i))
-        {
-          bad_node (config_setting_get_elem (nodes, i),
-                    "children must come after their parent", error);
-          gs_gemm_tree_free (t);
-          return NULL;
-        }
-      gs_gemm_tree_add (t, &node);
+      ok = node_from (&g_array_index (v, double, 4 * i), where->pdata[i], i,
+                      nc, nn, &node, error);
+      if (ok)
+        gs_gemm_tree_add (t, &node);
+    }
+  if (!ok)
+    {
+      gs_gemm_tree_free (t);
+      return NULL;
     }
   config_setting_t *dlo = config_setting_get_member (group, "domain_min");
   config_setting_t *dhi = config_setting_get_member (group, "domain_max");
@@ -527,27 +594,29 @@ gs_gemm_tree_format (const GsGemmTree *t, GString *out, int indent)
     g_string_append_printf (out, "%s\"%s\"", i ? ", " : "",
                             (const char *) g_ptr_array_index (t->classes, i));
   g_string_append (out, "];\n");
-  g_string_append_printf (out, "%*s# (feature, threshold, left, right) or "
-                          "(-1, class, split-K, 0)\n", indent, "");
-  g_string_append_printf (out, "%*snodes = (\n", indent, "");
+  g_string_append_printf (out, "%*s# \"feature threshold left right;\" or "
+                          "\"-1 class split-K 0;\" per node\n", indent, "");
+  g_string_append_printf (out, "%*snodes =", indent, "");
+  /* PER_LINE nodes to a string literal (adjacent ones concatenate). */
+  const guint per_line = 8;
   for (guint i = 0; i < t->nodes->len; i++)
     {
       const GsGemmTreeNode *n = &g_array_index (t->nodes, GsGemmTreeNode, i);
-      const char *sep = i + 1 < t->nodes->len ? "," : "";
+      if (i % per_line == 0)
+        g_string_append_printf (out, "\n%*s\"", indent + 2, "");
       if (n->feature < 0)
-        g_string_append_printf (out, "%*s(-1, %d, %d, 0)%s\n", indent + 2,
-                                "", n->cls, n->split, sep);
+        g_string_append_printf (out, "-1 %d %d 0;", n->cls, n->split);
       else
         {
           char th[G_ASCII_DTOSTR_BUF_SIZE];
           g_ascii_formatd (th, sizeof th, "%.15g", n->threshold);
-          g_string_append_printf (out, "%*s(%d, %s%s, %d, %d)%s\n",
-                                  indent + 2, "", n->feature, th,
-                                  strpbrk (th, ".e") ? "" : ".0", n->left,
-                                  n->right, sep);
+          g_string_append_printf (out, "%d %s %d %d;", n->feature, th,
+                                  n->left, n->right);
         }
+      g_string_append (out, (i + 1) % per_line == 0 || i + 1 == t->nodes->len
+                            ? "\"" : " ");
     }
-  g_string_append_printf (out, "%*s);\n", indent, "");
+  g_string_append (out, ";\n");
   if (t->has_domain)
     {
       const double *v[2] = { t->lo, t->hi };

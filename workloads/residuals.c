@@ -173,22 +173,93 @@ number (const config_setting_t *v)
     }
 }
 
+/* Checks and keeps one entry of WIDTH numbers V under KEY (the setting S
+ * for messages; N: the entry's number, from 1). */
+static gboolean
+take_entry (GsResiduals *t, GArray *a, const config_setting_t *s,
+            const char *key, guint n, const double *v, GError **error)
+{
+  GsResidual r = { { 0 }, 0 };
+  for (guint k = 0; k <= t->dims; k++)
+    {
+      gboolean coord = k < t->dims;
+      if (!isfinite (v[k]) || (coord && (v[k] < 0 || v[k] > 64))
+          || (!coord && fabs (v[k]) > 5))
+        return bad (s, error, "residuals.%s: entry %u: value %g out of range "
+                    "(sizes: log2 in [0, 64]; log ratio: within +-5)", key,
+                    n, v[k]);
+      if (coord)
+        r.f[k] = v[k];
+      else
+        r.r = v[k];
+    }
+  g_array_append_val (a, r);
+  return TRUE;
+}
+
+/* The written form: one string (adjacent literals concatenate), entries
+ * ended by ';', numbers separated by blanks.  libconfig reads it several
+ * times faster than a list of arrays, and the tables are most of a
+ * calibrated arch file. */
+static gboolean
+load_packed (GsResiduals *t, GArray *a, const config_setting_t *e,
+             const char *key, GError **error)
+{
+  const char *p = config_setting_get_string (e);
+  const guint width = t->dims + 1;
+  for (guint n = 1;; n++)
+    {
+      while (g_ascii_isspace (*p))
+        p++;
+      if (*p == '\0')
+        return TRUE;
+      double v[GS_RESIDUAL_MAX_DIMS + 1];
+      guint got = 0;
+      while (*p != ';' && *p != '\0')
+        {
+          char *end;
+          double x = g_ascii_strtod (p, &end);
+          if (end == p || got == width)
+            return bad (e, error, "residuals.%s: entry %u: expected %u "
+                        "numbers (%s) ended by ';'", key, n, width,
+                        t->legend);
+          v[got++] = x;
+          p = end;
+          while (g_ascii_isspace (*p))
+            p++;
+        }
+      if (*p != ';' || got != width)
+        return bad (e, error, "residuals.%s: entry %u: expected %u numbers "
+                    "(%s) ended by ';'", key, n, width, t->legend);
+      p++;
+      if (!take_entry (t, a, e, key, n, v, error))
+        return FALSE;
+    }
+}
+
 gboolean
 gs_residuals_load (GsResiduals *t, const config_setting_t *group,
                    GError **error)
 {
   if (config_setting_type (group) != CONFIG_TYPE_GROUP)
-    return bad (group, error, "residuals: expected a group { KEY = ( [%s], "
-                "... ); ... }", t->legend);
+    return bad (group, error, "residuals: expected a group { KEY = \"...;\" "
+                "or ( [%s], ... ); ... }", t->legend);
   const guint width = t->dims + 1;
   for (int i = 0; i < config_setting_length (group); i++)
     {
       config_setting_t *e = config_setting_get_elem (group, i);
       const char *key = config_setting_name (e);
-      if (config_setting_type (e) != CONFIG_TYPE_LIST)
-        return bad (e, error, "residuals.%s: expected a list ( [%s], ... )",
-                    key, t->legend);
       GArray *a = set_of (t, key);
+      if (config_setting_type (e) == CONFIG_TYPE_STRING)
+        {
+          if (!load_packed (t, a, e, key, error))
+            return FALSE;
+          continue;
+        }
+      /* By hand, a list of arrays reads better. */
+      if (config_setting_type (e) != CONFIG_TYPE_LIST)
+        return bad (e, error, "residuals.%s: expected a string of entries "
+                    "\"%s;\" or a list ( [...], ... )", key, t->legend);
       for (int j = 0; j < config_setting_length (e); j++)
         {
           config_setting_t *x = config_setting_get_elem (e, j);
@@ -196,22 +267,11 @@ gs_residuals_load (GsResiduals *t, const config_setting_t *group,
               || config_setting_length (x) != (int) width)
             return bad (x, error, "residuals.%s: each entry is an array of "
                         "%u numbers (%s)", key, width, t->legend);
-          GsResidual r = { { 0 }, 0 };
+          double v[GS_RESIDUAL_MAX_DIMS + 1];
           for (guint k = 0; k < width; k++)
-            {
-              double d = number (config_setting_get_elem (x, k));
-              gboolean coord = k < t->dims;
-              if (!isfinite (d) || (coord && (d < 0 || d > 64))
-                  || (!coord && fabs (d) > 5))
-                return bad (x, error, "residuals.%s: value %g out of range "
-                            "(sizes: log2 in [0, 64]; log ratio: within "
-                            "+-5)", key, d);
-              if (coord)
-                r.f[k] = d;
-              else
-                r.r = d;
-            }
-          g_array_append_val (a, r);
+            v[k] = number (config_setting_get_elem (x, k));
+          if (!take_entry (t, a, x, key, (guint) j + 1, v, error))
+            return FALSE;
         }
     }
   return TRUE;
@@ -229,8 +289,8 @@ gs_residuals_format (const GsResiduals *t, GString *out, int indent)
   if (g_hash_table_size (t->sets) == 0)
     return;
   g_string_append_printf (out, "%*s# training rows predicted from the "
-                          "shape: [%s]\n%*sresiduals = {\n", indent, "",
-                          t->legend, indent, "");
+                          "shape, one \"...;\" each: %s\n%*sresiduals = {\n",
+                          indent, "", t->legend, indent, "");
   g_autoptr (GPtrArray) keys = g_ptr_array_new ();
   GHashTableIter it;
   gpointer k;
@@ -241,24 +301,30 @@ gs_residuals_format (const GsResiduals *t, GString *out, int indent)
   for (guint i = 0; i < keys->len; i++)
     {
       const GArray *a = g_hash_table_lookup (t->sets, keys->pdata[i]);
-      g_string_append_printf (out, "%*s%s = (\n", indent + 2, "",
+      g_string_append_printf (out, "%*s%s =", indent + 2, "",
                               (const char *) keys->pdata[i]);
+      if (a->len == 0)
+        g_string_append (out, " \"\"");
+      /* PER_LINE entries to a literal: fewer bytes and tokens to read. */
+      const guint per_line = 8;
       for (guint j = 0; j < a->len; j++)
         {
           const GsResidual *r = &g_array_index (a, GsResidual, j);
           char buf[G_ASCII_DTOSTR_BUF_SIZE];
-          g_string_append_printf (out, "%*s[", indent + 4, "");
+          if (j % per_line == 0)
+            g_string_append_printf (out, "\n%*s\"", indent + 4, "");
           for (guint d = 0; d < t->dims; d++)
-            g_string_append_printf (out, "%s, ",
+            g_string_append_printf (out, "%s ",
                                     g_ascii_formatd (buf, sizeof buf,
                                                      GS_RESIDUAL_FMT,
                                                      r->f[d]));
-          g_string_append_printf (out, "%s]%s\n",
+          g_string_append_printf (out, "%s;",
                                   g_ascii_formatd (buf, sizeof buf,
-                                                   GS_RESIDUAL_FMT, r->r),
-                                  j + 1 < a->len ? "," : "");
+                                                   GS_RESIDUAL_FMT, r->r));
+          g_string_append (out, (j + 1) % per_line == 0 || j + 1 == a->len
+                                ? "\"" : " ");
         }
-      g_string_append_printf (out, "%*s);\n", indent + 2, "");
+      g_string_append (out, ";\n");
     }
   g_string_append_printf (out, "%*s};\n", indent, "");
 }

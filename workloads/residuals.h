@@ -13,10 +13,19 @@
  * GS_RESIDUAL_MIN are (docs/kernel-library.md, "Residuals of the training
  * rows").
  *
- * In an arch file (libconfig), one list per key of arrays of the
- * coordinates then r:
+ * In an arch file (libconfig), one string per key (adjacent literals
+ * concatenate), each entry its coordinates then r, ended by ';' (the
+ * writer puts 8 to a line):
  *
- *   residuals = { fp32_tn = ( [0.0, 12.0, 10.0, 12.0, -0.0412], ... ); };
+ *   residuals = {
+ *     fp32_tn =
+ *       "0.0000 12.0000 10.0000 12.0000 -0.0412; 0.0000 12.0000 ..."
+ *       "0.0000 12.0000 11.0000 12.0000 0.0170; ...";
+ *   };
+ *
+ * which libconfig reads several times faster than the equivalent list of
+ * arrays, `fp32_tn = ( [0.0, 12.0, 10.0, 12.0, -0.0412], ... );`, also
+ * accepted (easier to write by hand).
  */
 #ifndef GS_RESIDUALS_H
 #define GS_RESIDUALS_H
@@ -69,13 +78,14 @@ GArray *gs_residuals_lookup (const GsResiduals *t, const char *key);
 double gs_residuals_scale (const GsResiduals *t, const char *key,
                            const double *f);
 
-/* Adds the entries of GROUP, the `residuals = { KEY = ( [...], ... ); }`
- * group of an arch file; errors name file:line (GS_ERROR_INPUT).
- * Coordinates must lie in [0, 64] and r within +-5. */
+/* Adds the entries of GROUP, the `residuals = { ... }` group of an arch
+ * file (either form); errors name file:line and the entry
+ * (GS_ERROR_INPUT).  Coordinates must lie in [0, 64] and r within +-5. */
 gboolean gs_residuals_load (GsResiduals *t, const config_setting_t *group,
                             GError **error);
-/* Appends the table as that group (a comment line with the legend, keys
- * sorted, INDENT spaces deep); nothing when it is empty. */
+/* Appends the table as that group, in the string form (a comment line
+ * with the legend, keys sorted, INDENT spaces deep); nothing when it is
+ * empty. */
 void gs_residuals_format (const GsResiduals *t, GString *out, int indent);
 
 #endif
