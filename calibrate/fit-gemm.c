@@ -539,12 +539,15 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
 /* What the model misses on each training row predicted from its shape
  * alone (with the trees just learned): log (GPU time the measured latency
  * implies / simulated GPU time), by selector.  Lowering corrects a shape
- * by the median of its nearest (gs_gemm_residual_scale).  One-row GEMMs are left out: they run gemv,
- * which the correction does not touch. */
+ * by the median of its nearest (gs_gemm_residual_scale).  One-row GEMMs
+ * are left out: they run gemv, which the correction does not touch. */
 static void
 learn_residuals (Ctx *c)
 {
+  /* Learned into a table of their own: the rows are simulated without
+   * any correction, and only then is the table installed. */
   gs_residuals_clear (c->params->residuals);
+  g_autoptr (GsResiduals) acc = gs_residuals_copy (c->params->residuals);
   for (guint i = 0; i < c->all_train->len && c->error == NULL; i++)
     {
       const Sample *s = c->all_train->pdata[i];
@@ -574,9 +577,10 @@ learn_residuals (Ctx *c)
       double f[4];
       gs_gemm_residual_features (&s->shape, f);
       g_autofree char *key = gs_gemm_selector_key (&s->shape);
-      gs_residuals_add (c->params->residuals, key, f,
-                        log (sqrt (lo * hi) / g));
+      gs_residuals_add (acc, key, f, log (sqrt (lo * hi) / g));
     }
+  gs_residuals_free (c->params->residuals);
+  c->params->residuals = g_steal_pointer (&acc);
 }
 
 /* ------------------------------------------------------------ evaluation */

@@ -222,6 +222,7 @@ typedef struct {
   double gpu_us;
   gboolean holdout;
   gboolean sample;
+  double scale;            /* residual correction of its latency (1: none) */
 } FitRow;
 
 typedef struct {
@@ -303,6 +304,7 @@ collect_rows (const GsFit *fit)
       fr.host = gs_mem_host_of (&fr.op);
       fr.meas_us = r->latency_ms * 1e3;
       fr.holdout = gs_measure_is_holdout (r);
+      fr.scale = 1;
       g_array_append_val (rows, fr);
     }
   g_array_sort (rows, cmp_size);
@@ -484,7 +486,7 @@ mape (MemFit *m, int groups, Which which, GsMemHostOp only)
           || (only != GS_MEM_HOST_COUNT && r->host != only))
         continue;
       const GsMemHost *h = &m->p.host[r->host];
-      double pred = h->pre_us + MAX (r->gpu_us, h->post_us);
+      double pred = (h->pre_us + MAX (r->gpu_us, h->post_us)) * r->scale;
       sum += gs_fit_ape (pred, r->meas_us);
       n++;
     }
@@ -738,11 +740,44 @@ record_errors (GsFit *fit, MemFit *m)
     }
 }
 
+/* What the fitted model still misses on each training row, as the
+ * latency of the op alone (residuals.h), and every row's correction from
+ * it: the figures recorded are those of the file as written. */
+static GsResiduals *
+learn_residuals (MemFit *m)
+{
+  GsResiduals *t = gs_mem_residuals_new ();
+  for (guint i = 0; i < m->rows->len; i++)
+    {
+      const FitRow *r = &g_array_index (m->rows, FitRow, i);
+      g_autofree char *key = gs_mem_residual_key (&r->op);
+      if (r->holdout || key == NULL)
+        continue;
+      GsTime lat = gs_mem_op_latency (&m->p, &r->op,
+                                      (GsTime) llround (r->gpu_us * 1e6));
+      double res = log (r->meas_us * 1e6 / (double) lat);
+      if (!isfinite (res) || fabs (res) > 4)
+        continue;                 /* off by more than 50x: not a trend */
+      double f[2];
+      gs_mem_residual_features (&r->op, f);
+      gs_residuals_add (t, key, f, res);
+    }
+  for (guint i = 0; i < m->rows->len; i++)
+    {
+      FitRow *r = &g_array_index (m->rows, FitRow, i);
+      r->scale = gs_mem_residual_scale (t, &r->op);
+    }
+  return t;
+}
+
 static void
-append_group (GsFit *fit, const GsMemParams *p)
+append_group (GsFit *fit, const GsMemParams *p, const GsResiduals *res)
 {
   g_autofree char *body = gs_mem_params_to_cfg (p, "      ");
-  g_string_append_printf (fit->library, "    memory = {\n%s    };\n", body);
+  g_string_append_printf (fit->library, "    memory = {\n%s", body);
+  if (res != NULL)
+    gs_residuals_format (res, fit->library, 6);
+  g_string_append (fit->library, "    };\n");
 }
 
 static gboolean
@@ -753,7 +788,7 @@ fit_transfer (GsFit *fit, GError **error)
   GsMemParams p;
   if (!gs_fit_memory_transfer (fit->arch, donors, &p, method, error))
     return FALSE;
-  append_group (fit, &p);
+  append_group (fit, &p, NULL);
   gs_fit_add_method (fit, method->str);
   return TRUE;
 }
@@ -797,16 +832,19 @@ memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
   host_fit_groups (&m, G_ALL, ROWS_TRAIN);
   kind_defaults (&m);
   m.p.rows = (int) train;
-  append_group (fit, &m.p);
+  g_autoptr (GsResiduals) res = learn_residuals (&m);
+  append_group (fit, &m.p, res);
   record_errors (fit, &m);
   fit->rows_used += (int) train;
   g_autofree char *method = g_strdup_printf (
     "memory: coordinate descent (%d sweeps, golden section) on up to %d "
     "training rows per pointwise op and %d per row op, host costs by "
-    "weighted median on all %u; "
+    "weighted median on all %u; latency residuals of the training rows "
+    "(median of the %d nearest within %.0f log2 units); "
     "mem_overlap, kernel_fixed_us and launch_us kept (isolated-op "
     "latencies only fix their sum with the host costs)%s",
-    SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train,
+    SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train, GS_RESIDUAL_K,
+    GS_RESIDUAL_RADIUS,
     own_only ? "; the library's own parameters refitted at the final "
                "clock, the scalars the GEMM model shares held" : "");
   gs_fit_add_method (fit, method);

@@ -408,6 +408,157 @@ test_params_unknown_key (void)
   g_clear_error (&error);
 }
 
+/* ------------------------------------------------------------ residuals */
+
+/* The latency of OP alone through LIB. */
+static GsTime
+lib_latency (const GsArch *a, const GsLibrary *lib, const GsOp *op)
+{
+  g_autoptr (GArray) k = gs_test_kernels_new ();
+  GError *error = NULL;
+  g_assert_true (gs_library_lower (lib, op, GS_RUNTIME_EAGER, NULL, k,
+                                   &error));
+  GsTime t = 0;
+  g_assert_true (gs_fit_run (a, k, &t, &error));
+  g_assert_no_error (error);
+  return gs_library_op_latency (lib, op, t);
+}
+
+/* An op of `gpusim predict` timed alone has its latency moved by exp of
+ * the median residual of its nearest training rows of the same op (when
+ * at least three are near); other ops, far ops and ops inside a program
+ * keep the model's. */
+static void
+test_residuals (void)
+{
+  g_autofree char *src = g_getenv ("GS_SRCDIR")
+    ? g_build_filename (g_getenv ("GS_SRCDIR"), "arch", "t4.cfg", NULL)
+    : g_strdup ("arch/t4.cfg");
+  /* ln over 4096 rows of 1024: log2 (12, 10). */
+  g_autofree char *text = g_strdup_printf (
+    "base = \"%s\";\ncalibration = { library = { memory = {\n"
+    "  residuals = { fp32_ln = ( [12.0, 10.0, 0.1], [12.0, 10.5, 0.2], "
+    "[11.5, 10.0, 0.3], [12.5, 10.0, 0.25], [12.0, 9.5, 0.4], "
+    "[13.9, 10.0, 0.9] ); };\n}; }; };\n", src);
+  g_autofree char *file = write_temp ("r.cfg", text);
+  g_autoptr (GsArch) a = gs_test_arch (file);
+  GError *error = NULL;
+  g_autoptr (GsLibrary) lib = gs_library_new (a, &error);
+  g_assert_no_error (error);
+
+  GsOp ln = shape_op ("ln", 4096, 1024, GS_DTYPE_FP32);
+  GsOp far = shape_op ("ln", 64, 1024, GS_DTYPE_FP32);
+  GsOp sm = shape_op ("softmax", 4096, 1024, GS_DTYPE_FP32);
+  GsOp ops[] = { ln, far, sm };
+  GsTime in_program[3], alone[3];
+  for (guint i = 0; i < 3; i++)
+    in_program[i] = lib_latency (a, lib, &ops[i]);
+  gs_library_set_alone (lib, TRUE);
+  for (guint i = 0; i < 3; i++)
+    alone[i] = lib_latency (a, lib, &ops[i]);
+  /* The 5 nearest (the sixth is 1.9 away, but farther than the others)
+   * have the median 0.25. */
+  g_assert_cmpfloat (fabs ((double) alone[0] / in_program[0] - exp (0.25)),
+                     <, 1e-6);
+  g_assert_cmpint (alone[1], ==, in_program[1]);
+  g_assert_cmpint (alone[2], ==, in_program[2]);
+
+  g_autoptr (GsResiduals) t = gs_mem_residuals_new ();
+  g_assert_true (gs_mem_residuals_load (t, a, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (fabs (gs_mem_residual_scale (t, &ln) - exp (0.25)), <,
+                     1e-12);
+  /* Fewer than three within the radius. */
+  g_array_set_size (gs_residuals_lookup (t, "fp32_ln"), 2);
+  g_assert_cmpfloat (gs_mem_residual_scale (t, &ln), ==, 1);
+  /* fp16 rows have their own key. */
+  GsOp half = shape_op ("ln", 4096, 1024, GS_DTYPE_FP16);
+  g_autofree char *key = gs_mem_residual_key (&half);
+  g_assert_cmpstr (key, ==, "fp16_ln");
+  /* Ops that are not predict's shape ops have none. */
+  GsOp other;
+  gs_op_init (&other);
+  other.kind = GS_OP_REDUCE;
+  other.name = g_strdup ("sum");
+  other.rows = 4096;
+  other.cols = 1024;
+  g_assert_null (gs_mem_residual_key (&other));
+
+  /* Round trip through the arch file's text. */
+  g_autoptr (GString) out = g_string_new (NULL);
+  gs_residuals_format (t, out, 0);
+  g_assert_true (strstr (out->str, "fp32_ln =\n"));
+  g_autofree char *text2 = g_strdup_printf (
+    "base = \"%s\";\ncalibration = { library = { memory = {\n%s}; }; };\n",
+    src, out->str);
+  g_autofree char *file2 = write_temp ("r2.cfg", text2);
+  g_autoptr (GsArch) b = gs_test_arch (file2);
+  g_autoptr (GsResiduals) u = gs_mem_residuals_new ();
+  g_assert_true (gs_mem_residuals_load (u, b, &error));
+  g_assert_cmpuint (gs_residuals_lookup (u, "fp32_ln")->len, ==, 2);
+
+  /* A file based on one with residuals inherits them unless it has a
+   * memory group of its own (they belong to the base's parameters). */
+  g_autofree char *child = g_strdup_printf ("base = \"%s\";\nname = \"c\";\n",
+                                            file);
+  g_autofree char *own = g_strdup_printf (
+    "base = \"%s\";\ncalibration = { library = { memory = { l2_keep = 0.5; "
+    "}; }; };\n", file);
+  const char *texts[] = { child, own };
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autofree char *f = write_temp ("c.cfg", texts[i]);
+      g_autoptr (GsArch) c = gs_test_arch (f);
+      g_autoptr (GsResiduals) v = gs_mem_residuals_new ();
+      g_assert_true (gs_mem_residuals_load (v, c, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (gs_residuals_n_keys (v), ==, i == 0 ? 1 : 0);
+    }
+  for (guint i = 0; i < 3; i++)
+    gs_op_clear (&ops[i]);
+  gs_op_clear (&half);
+  gs_op_clear (&other);
+}
+
+/* Bad residual tables fail naming file:line. */
+static void
+test_residuals_bad (void)
+{
+  g_autofree char *src = g_getenv ("GS_SRCDIR")
+    ? g_build_filename (g_getenv ("GS_SRCDIR"), "arch", "t4.cfg", NULL)
+    : g_strdup ("arch/t4.cfg");
+  const char *bad[][2] = {
+    { "residuals = 5;", "expected a group" },
+    { "residuals = { fp32_ln = [1.0, 2.0, 3.0]; };", "expected a string" },
+    { "residuals = { fp32_ln = \"1.0 2.0;\"; };", "entry 1: expected 3" },
+    { "residuals = { fp32_ln = \"1.0 2.0 0.1; 1.0 2.0 0.1\"; };",
+      "entry 2: expected 3" },
+    { "residuals = { fp32_ln = \"1.0 2.0 0.1 0.2;\"; };", "expected 3" },
+    { "residuals = { fp32_ln = \"1.0 x 0.1;\"; };", "expected 3" },
+    { "residuals = { fp32_ln = \"1.0 70.0 0.1;\"; };", "out of range" },
+    { "residuals = { fp32_ln = ( [1.0, 2.0] ); };", "array of 3 numbers" },
+    { "residuals = { fp32_ln = ( [1.0, 70.0, 0.1] ); };", "out of range" },
+    { "residuals = { fp32_ln = ( [1.0, 2.0, 6.0] ); };", "out of range" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *text = g_strdup_printf (
+        "base = \"%s\";\ncalibration = {\n  library = {\n    memory = {\n"
+        "      %s\n    };\n  };\n};\n", src, bad[i][0]);
+      g_autofree char *file = write_temp ("bad.cfg", text);
+      g_autoptr (GsArch) a = gs_test_arch (file);
+      GError *error = NULL;
+      g_autoptr (GsLibrary) lib = gs_library_new (a, &error);
+      g_assert_null (lib);
+      g_assert_error (error, GS_ERROR, GS_ERROR_INPUT);
+      g_autofree char *where = g_strdup_printf ("%s:5:", file);
+      if (!strstr (error->message, where) || !strstr (error->message,
+                                                       bad[i][1]))
+        g_error ("case %u: %s", i, error->message);
+      g_clear_error (&error);
+    }
+}
+
 /* ------------------------------------------------------------------ fit */
 
 /* A small fit: one GPU, a few ops; deterministic, better than the
@@ -434,6 +585,7 @@ test_fit_small (void)
     }
   g_autoptr (GsArch) a = gs_test_arch ("l4");
   char *out[2];
+  double ln_mape = 0;
   for (int run = 0; run < 2; run++)
     {
       g_autoptr (GsFit) fit = gs_fit_new (a, NULL);
@@ -445,10 +597,47 @@ test_fit_small (void)
       g_assert_nonnull (e);
       g_assert_cmpfloat (e->holdout_mape, <, 3.0);
       g_assert_nonnull (gs_fit_error (fit, "ln"));
+      ln_mape = gs_fit_error (fit, "ln")->holdout_mape;
       g_assert_true (strstr (fit->library->str, "memory = {"));
+      g_assert_true (strstr (fit->library->str, "fp32_ln ="));
       out[run] = gs_fit_render (fit, "2025-01-01");
     }
   g_assert_cmpstr (out[0], ==, out[1]);
+
+  /* The recorded error is that of the file as written: spliced into the
+   * arch file, the library (ops alone, residuals applied) predicts the
+   * holdout rows with it. */
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents (a->file, &text, NULL, NULL));
+  g_autofree char *file = write_temp ("l4.cfg", "");
+  GError *error = NULL;
+  g_autofree char *spliced = gs_fit_splice (text, a->file, file, out[0],
+                                            &error);
+  g_assert_no_error (error);
+  g_assert_true (g_file_set_contents (file, spliced, -1, NULL));
+  g_autoptr (GsArch) b = gs_test_arch (file);
+  g_autoptr (GsLibrary) lib = gs_library_new (b, &error);
+  g_assert_no_error (error);
+  gs_library_set_alone (lib, TRUE);
+  double sum = 0;
+  guint n = 0, moved = 0;
+  for (guint i = 0; i < mine->rows->len; i++)
+    {
+      const GsMeasureRow *r = &g_array_index (mine->rows, GsMeasureRow, i);
+      if (strcmp (r->op, "ln") != 0 || !gs_measure_is_holdout (r))
+        continue;
+      GsOp op = shape_op ("ln", r->B, r->H, GS_DTYPE_FP32);
+      GsTime alone = lib_latency (b, lib, &op);
+      gs_library_set_alone (lib, FALSE);
+      moved += lib_latency (b, lib, &op) != alone;
+      gs_library_set_alone (lib, TRUE);
+      sum += gs_fit_ape (alone / 1e9, r->latency_ms);
+      n++;
+      gs_op_clear (&op);
+    }
+  g_assert_cmpuint (n, >, 10);
+  g_assert_cmpuint (moved, >, 0);
+  g_assert_cmpfloat (fabs (sum / n - ln_mape), <, 1e-3);
   g_free (out[0]);
   g_free (out[1]);
 }
@@ -509,6 +698,8 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/other-kinds", test_other_kinds);
   g_test_add_func ("/memory/params-round-trip", test_params_round_trip);
   g_test_add_func ("/memory/params-unknown-key", test_params_unknown_key);
+  g_test_add_func ("/memory/residuals", test_residuals);
+  g_test_add_func ("/memory/residuals-bad", test_residuals_bad);
   g_test_add_func ("/memory/fit-small", test_fit_small);
   g_test_add_func ("/memory/transfer", test_transfer);
   return g_test_run ();

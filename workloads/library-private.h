@@ -30,6 +30,7 @@ gboolean gs_lib_memory_lower (const GsLibMemory *lib, const GsOp *op,
                               GsRuntime runtime, const GsKernelHint *hint,
                               GArray *kernels, GError **error);
 
+void gs_lib_memory_set_alone (GsLibMemory *lib, gboolean alone);
 GsTime gs_lib_memory_op_latency (const GsLibMemory *lib, const GsOp *op,
                                   GsTime gpu_time);
 

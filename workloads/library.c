@@ -34,6 +34,7 @@ void
 gs_library_set_alone (GsLibrary *lib, gboolean alone)
 {
   gs_lib_gemm_set_alone (lib->gemm, alone);
+  gs_lib_memory_set_alone (lib->memory, alone);
 }
 
 GsLibrary *

@@ -37,9 +37,9 @@ typedef struct {
 GsLibrary *gs_library_new (const GsArch *arch, GError **error);
 void gs_library_free (GsLibrary *lib);
 /* Ops to be lowered are timed alone, each in a loop of its own, as the
- * calibration measurements were (gpusim predict, validate): the GEMM
- * model then applies the residuals learned on those measurements.  Off
- * by default (ops inside a program). */
+ * calibration measurements were (gpusim predict, validate): the GEMM and
+ * memory-bound models then apply the residuals learned on those
+ * measurements.  Off by default (ops inside a program). */
 void gs_library_set_alone (GsLibrary *lib, gboolean alone);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsLibrary, gs_library_free)
 

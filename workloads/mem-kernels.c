@@ -429,3 +429,32 @@ gs_mem_op_from_shape (const char *name, int64_t B, int64_t H, GsDtype dtype,
     gs_mem_pointwise_cost (s->name, &op->alu_per_elem, &op->sfu_per_elem);
   return TRUE;
 }
+
+/* ------------------------------------------------------------ residuals */
+
+char *
+gs_mem_residual_key (const GsOp *op)
+{
+  const ShapeOp *s = find_shape_op (op->name);
+  if (s == NULL || s->kind != op->kind || op->rows <= 0 || op->cols <= 0)
+    return NULL;
+  return g_strdup_printf ("%s_%s", gs_dtype_name (op->dtype), s->name);
+}
+
+void
+gs_mem_residual_features (const GsOp *op, double f[2])
+{
+  f[0] = log2 ((double) MAX (1, op->rows));
+  f[1] = log2 ((double) MAX (1, op->cols));
+}
+
+double
+gs_mem_residual_scale (const GsResiduals *t, const GsOp *op)
+{
+  g_autofree char *key = gs_mem_residual_key (op);
+  if (key == NULL)
+    return 1;
+  double f[2];
+  gs_mem_residual_features (op, f);
+  return gs_residuals_scale (t, key, f);
+}

@@ -22,6 +22,7 @@
 #include "sim/param.h"
 #include "workloads/op.h"
 #include "workloads/library.h"
+#include "workloads/residuals.h"
 
 typedef struct GsArch GsArch;
 
@@ -135,6 +136,22 @@ gboolean gs_mem_is_shape_op (const char *name);
 gboolean gs_mem_op_from_shape (const char *name, int64_t B, int64_t H,
                                GsDtype dtype, GsOp *op,
                                const char **bad_column);
+
+/* Residuals (residuals.h) of the ops of `gpusim predict`: keyed by dtype
+ * and op ("fp32_ln", "fp32_gelu"), at coordinates log2 B and log2 H, with
+ * r = log (measured / predicted latency of the op timed alone): host costs
+ * and GPU time together, as the measurements give them.  In the arch file
+ * as calibration.library.memory.residuals. */
+GsResiduals *gs_mem_residuals_new (void);
+/* Loads ARCH's table: the one beside the nearest memory group of its
+ * file chain (empty when that group has none); errors name file:line. */
+gboolean gs_mem_residuals_load (GsResiduals *t, const GsArch *arch,
+                                GError **error);
+/* OP's key (g_free), or NULL when OP is not one of predict's shape ops. */
+char *gs_mem_residual_key (const GsOp *op);
+void gs_mem_residual_features (const GsOp *op, double f[2]);
+/* The factor OP's latency alone is multiplied by (1: no correction). */
+double gs_mem_residual_scale (const GsResiduals *t, const GsOp *op);
 
 /* Fraction of a recently touched footprint of BYTES that is still in L2
  * (1 when it fits with room to spare, falling steeply past the capacity

@@ -175,12 +175,35 @@ gs_mem_params_load (GsMemParams *p, const GsArch *arch, GError **error)
                        "%s: " GROUP ": expected a group { ... }", w);
           return FALSE;
         }
+      static const char *const opaque[] = { "residuals", NULL };
       if (!gs_params_check_unknown (mem_params, G_N_ELEMENTS (mem_params), g,
-                                    GROUP ".", NULL, error))
+                                    GROUP ".", opaque, error))
         return FALSE;
     }
   return gs_params_load (mem_params, G_N_ELEMENTS (mem_params), p,
                          arch->chain, GROUP ".", error);
+}
+
+GsResiduals *
+gs_mem_residuals_new (void)
+{
+  return gs_residuals_new (2, "log2 rows, row length, "
+                              "log(measured / predicted latency)");
+}
+
+/* The residuals belong to the memory calibration they were learned with:
+ * they come from the nearest file of the chain that has a memory group,
+ * so a file that sets memory parameters of its own (a what-if on a
+ * calibrated GPU, a fixed test calibration) does not inherit its base's. */
+gboolean
+gs_mem_residuals_load (GsResiduals *t, const GsArch *arch, GError **error)
+{
+  const config_setting_t *g = arch->chain == NULL ? NULL
+    : gs_cfg_chain_lookup (arch->chain, GROUP);
+  if (g == NULL || config_setting_type (g) != CONFIG_TYPE_GROUP)
+    return TRUE;
+  const config_setting_t *r = config_setting_get_member (g, "residuals");
+  return r == NULL || gs_residuals_load (t, r, error);
 }
 
 /* Number of leading dotted components A and B share. */
