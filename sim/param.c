@@ -4,6 +4,7 @@
 #include "sim/error.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -187,6 +188,30 @@ gs_cfg_where (const config_setting_t *s)
   const char *f = config_setting_source_file (s);
   return g_strdup_printf ("%s:%d", f ? f : "<input>",
                           config_setting_source_line (s));
+}
+
+gboolean
+gs_cfg_fail (const config_setting_t *s, GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_autofree char *w = gs_cfg_where (s);
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", w, msg);
+  return FALSE;
+}
+
+double
+gs_cfg_number (const config_setting_t *s)
+{
+  switch (config_setting_type (s))
+    {
+    case CONFIG_TYPE_INT: return config_setting_get_int (s);
+    case CONFIG_TYPE_INT64: return (double) config_setting_get_int64 (s);
+    case CONFIG_TYPE_FLOAT: return config_setting_get_float (s);
+    default: return NAN;
+    }
 }
 
 /* ------------------------------------------------------------------ fields */

@@ -63,6 +63,13 @@ config_t *gs_cfg_chain_nth (const GsCfgChain *chain, guint i);
 
 /* "file:line" of a setting, for messages (static buffer-free: g_free it). */
 char *gs_cfg_where (const config_setting_t *setting);
+/* Fails with GS_ERROR_INPUT "file:line: MESSAGE" for SETTING; returns
+ * FALSE. */
+gboolean gs_cfg_fail (const config_setting_t *setting, GError **error,
+                      const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+/* The value of a number setting (int, int64 or float); NaN for any other
+ * type. */
+double gs_cfg_number (const config_setting_t *setting);
 
 /* Applies defaults to every parameter of the table. */
 void gs_params_init (const GsParam *table, guint n, void *target);

@@ -405,18 +405,6 @@ node_from (const double *v, const config_setting_t *s, guint index,
   return TRUE;
 }
 
-static double
-setting_number (const config_setting_t *v)
-{
-  switch (config_setting_type (v))
-    {
-    case CONFIG_TYPE_INT: return config_setting_get_int (v);
-    case CONFIG_TYPE_INT64: return (double) config_setting_get_int64 (v);
-    case CONFIG_TYPE_FLOAT: return config_setting_get_float (v);
-    default: return NAN;
-    }
-}
-
 /* The nodes as a list of lists, ( (f, t, l, r), ... ), the readable form;
  * appended to V (4 numbers each), with each node's setting in WHERE. */
 static gboolean
@@ -433,7 +421,7 @@ nodes_from_list (const config_setting_t *nodes, GArray *v, GPtrArray *where,
                          "right) or (-1, class, split, 0)", error);
       for (int j = 0; j < 4; j++)
         {
-          double x = setting_number (config_setting_get_elem (e, j));
+          double x = gs_cfg_number (config_setting_get_elem (e, j));
           g_array_append_val (v, x);
         }
       g_ptr_array_add (where, (gpointer) e);

@@ -210,22 +210,6 @@ gs_gemm_params_set_family (GsGemmParams *p, const char *key,
                        g_memdup2 (f, sizeof *f));
 }
 
-static gboolean
-bad (const config_setting_t *s, GError **error, const char *fmt, ...)
-  G_GNUC_PRINTF (3, 4);
-
-static gboolean
-bad (const config_setting_t *s, GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_autofree char *w = gs_cfg_where (s);
-  g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", w, msg);
-  return FALSE;
-}
-
 /* A number setting, in [lo, hi]. */
 static gboolean
 get_number (const config_setting_t *s, double lo, double hi, double *out,
@@ -234,12 +218,13 @@ get_number (const config_setting_t *s, double lo, double hi, double *out,
   int ty = config_setting_type (s);
   if (ty != CONFIG_TYPE_FLOAT && ty != CONFIG_TYPE_INT
       && ty != CONFIG_TYPE_INT64)
-    return bad (s, error, "%s: expected a number", config_setting_name (s));
+    return gs_cfg_fail (s, error, "%s: expected a number",
+                        config_setting_name (s));
   double v = ty == CONFIG_TYPE_FLOAT ? config_setting_get_float (s)
              : (double) config_setting_get_int64 (s);
   if (!(v >= lo && v <= hi))
-    return bad (s, error, "%s = %g is out of range [%g, %g]",
-                config_setting_name (s), v, lo, hi);
+    return gs_cfg_fail (s, error, "%s = %g is out of range [%g, %g]",
+                        config_setting_name (s), v, lo, hi);
   *out = v;
   return TRUE;
 }
@@ -255,8 +240,9 @@ load_overheads (GsGemmParams *p, const config_setting_t *g, GError **error)
         if (strcmp (config_setting_name (e), class_names[c]) == 0)
           break;
       if (c == GS_GEMM_CLASS_COUNT)
-        return bad (e, error, "overhead_us: unknown op class '%s' (expected "
-                    "linear, bmm or attention)", config_setting_name (e));
+        return gs_cfg_fail (e, error, "overhead_us: unknown op class '%s' "
+                            "(expected linear, bmm or attention)",
+                            config_setting_name (e));
       if (!get_number (e, 0, 1e6, &p->overhead_us[c], error))
         return FALSE;
     }
@@ -276,8 +262,8 @@ load_burst (GsGemmParams *p, const config_setting_t *g, GError **error)
       else if (strcmp (n, "tau_us") == 0)
         ok = get_number (e, 1e-3, 1e9, &p->burst_tau_us, error);
       else
-        return bad (e, error, "burst: unknown key '%s' (expected speedup or "
-                    "tau_us)", n);
+        return gs_cfg_fail (e, error, "burst: unknown key '%s' (expected "
+                            "speedup or tau_us)", n);
       if (!ok)
         return FALSE;
     }
@@ -291,8 +277,9 @@ load_families (GsGemmParams *p, const config_setting_t *g, GError **error)
     {
       config_setting_t *e = config_setting_get_elem (g, i);
       if (config_setting_type (e) != CONFIG_TYPE_GROUP)
-        return bad (e, error, "families.%s: expected a group { eff_compute "
-                    "= ...; block_fixed_ns = ...; }", config_setting_name (e));
+        return gs_cfg_fail (e, error, "families.%s: expected a group { "
+                            "eff_compute = ...; block_fixed_ns = ...; }",
+                            config_setting_name (e));
       GsGemmFamily f = { 0.9, 1.0, 0, DEFAULT_ILP };
       for (int j = 0; j < config_setting_length (e); j++)
         {
@@ -308,8 +295,9 @@ load_families (GsGemmParams *p, const config_setting_t *g, GError **error)
           else if (strcmp (n, "block_fixed_ns") == 0)
             ok = get_number (v, 0, 1e9, &f.block_fixed_ns, error);
           else
-            return bad (v, error, "unknown key '%s' (expected eff_compute, "
-                        "eff_memory, ilp or block_fixed_ns)", n);
+            return gs_cfg_fail (v, error, "unknown key '%s' (expected "
+                                "eff_compute, eff_memory, ilp or "
+                                "block_fixed_ns)", n);
           if (!ok)
             return FALSE;
         }
@@ -325,8 +313,8 @@ load_trees (GsGemmParams *p, const config_setting_t *g, GError **error)
     {
       config_setting_t *e = config_setting_get_elem (g, i);
       if (config_setting_type (e) != CONFIG_TYPE_GROUP)
-        return bad (e, error, "select.%s: expected a group { classes = ...; "
-                    "nodes = ...; }", config_setting_name (e));
+        return gs_cfg_fail (e, error, "select.%s: expected a group { classes "
+                            "= ...; nodes = ...; }", config_setting_name (e));
       GsGemmTree *t = gs_gemm_tree_parse (e, error);
       if (t == NULL)
         return FALSE;
@@ -363,7 +351,8 @@ gs_gemm_params_load (GsGemmParams *p, const GsArch *arch, GError **error)
   if (g == NULL)
     return TRUE;
   if (config_setting_type (g) != CONFIG_TYPE_GROUP)
-    return bad (g, error, "calibration.library.gemm: expected a group");
+    return gs_cfg_fail (g, error, "calibration.library.gemm: expected a "
+                        "group");
   for (int i = 0; i < config_setting_length (g); i++)
     {
       config_setting_t *e = config_setting_get_elem (g, i);
@@ -381,9 +370,9 @@ gs_gemm_params_load (GsGemmParams *p, const GsArch *arch, GError **error)
       else if (group && strcmp (n, "residuals") == 0)
         ok = gs_residuals_load (p->residuals, e, error);
       else
-        return bad (e, error, "calibration.library.gemm: unknown key '%s' "
-                    "(expected the groups overhead_us, burst, families, "
-                    "select, residuals)", n);
+        return gs_cfg_fail (e, error, "calibration.library.gemm: unknown key "
+                            "'%s' (expected the groups overhead_us, burst, "
+                            "families, select, residuals)", n);
       if (!ok)
         return FALSE;
     }

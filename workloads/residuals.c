@@ -146,33 +146,6 @@ gs_residuals_scale (const GsResiduals *t, const char *key, const double *f)
   return exp (val[n / 2]);
 }
 
-static gboolean bad (const config_setting_t *s, GError **error,
-                     const char *fmt, ...) G_GNUC_PRINTF (3, 4);
-
-static gboolean
-bad (const config_setting_t *s, GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_autofree char *w = gs_cfg_where (s);
-  g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", w, msg);
-  return FALSE;
-}
-
-static double
-number (const config_setting_t *v)
-{
-  switch (config_setting_type (v))
-    {
-    case CONFIG_TYPE_INT: return config_setting_get_int (v);
-    case CONFIG_TYPE_INT64: return (double) config_setting_get_int64 (v);
-    case CONFIG_TYPE_FLOAT: return config_setting_get_float (v);
-    default: return NAN;
-    }
-}
-
 /* Checks and keeps one entry of WIDTH numbers V under KEY (the setting S
  * for messages; N: the entry's number, from 1). */
 static gboolean
@@ -185,9 +158,9 @@ take_entry (GsResiduals *t, GArray *a, const config_setting_t *s,
       gboolean coord = k < t->dims;
       if (!isfinite (v[k]) || (coord && (v[k] < 0 || v[k] > 64))
           || (!coord && fabs (v[k]) > 5))
-        return bad (s, error, "residuals.%s: entry %u: value %g out of range "
-                    "(sizes: log2 in [0, 64]; log ratio: within +-5)", key,
-                    n, v[k]);
+        return gs_cfg_fail (s, error, "residuals.%s: entry %u: value %g out "
+                            "of range (sizes: log2 in [0, 64]; log ratio: "
+                            "within +-5)", key, n, v[k]);
       if (coord)
         r.f[k] = v[k];
       else
@@ -220,17 +193,18 @@ load_packed (GsResiduals *t, GArray *a, const config_setting_t *e,
           char *end;
           double x = g_ascii_strtod (p, &end);
           if (end == p || got == width)
-            return bad (e, error, "residuals.%s: entry %u: expected %u "
-                        "numbers (%s) ended by ';'", key, n, width,
-                        t->legend);
+            return gs_cfg_fail (e, error, "residuals.%s: entry %u: expected "
+                                "%u numbers (%s) ended by ';'", key, n, width,
+                                t->legend);
           v[got++] = x;
           p = end;
           while (g_ascii_isspace (*p))
             p++;
         }
       if (*p != ';' || got != width)
-        return bad (e, error, "residuals.%s: entry %u: expected %u numbers "
-                    "(%s) ended by ';'", key, n, width, t->legend);
+        return gs_cfg_fail (e, error, "residuals.%s: entry %u: expected %u "
+                            "numbers (%s) ended by ';'", key, n, width,
+                            t->legend);
       p++;
       if (!take_entry (t, a, e, key, n, v, error))
         return FALSE;
@@ -242,8 +216,8 @@ gs_residuals_load (GsResiduals *t, const config_setting_t *group,
                    GError **error)
 {
   if (config_setting_type (group) != CONFIG_TYPE_GROUP)
-    return bad (group, error, "residuals: expected a group { KEY = \"...;\" "
-                "or ( [%s], ... ); ... }", t->legend);
+    return gs_cfg_fail (group, error, "residuals: expected a group { KEY = "
+                        "\"...;\" or ( [%s], ... ); ... }", t->legend);
   const guint width = t->dims + 1;
   for (int i = 0; i < config_setting_length (group); i++)
     {
@@ -258,18 +232,20 @@ gs_residuals_load (GsResiduals *t, const config_setting_t *group,
         }
       /* By hand, a list of arrays reads better. */
       if (config_setting_type (e) != CONFIG_TYPE_LIST)
-        return bad (e, error, "residuals.%s: expected a string of entries "
-                    "\"%s;\" or a list ( [...], ... )", key, t->legend);
+        return gs_cfg_fail (e, error, "residuals.%s: expected a string of "
+                            "entries \"%s;\" or a list ( [...], ... )", key,
+                            t->legend);
       for (int j = 0; j < config_setting_length (e); j++)
         {
           config_setting_t *x = config_setting_get_elem (e, j);
           if (config_setting_type (x) != CONFIG_TYPE_ARRAY
               || config_setting_length (x) != (int) width)
-            return bad (x, error, "residuals.%s: each entry is an array of "
-                        "%u numbers (%s)", key, width, t->legend);
+            return gs_cfg_fail (x, error, "residuals.%s: each entry is an "
+                                "array of %u numbers (%s)", key, width,
+                                t->legend);
           double v[GS_RESIDUAL_MAX_DIMS + 1];
           for (guint k = 0; k < width; k++)
-            v[k] = number (config_setting_get_elem (x, k));
+            v[k] = gs_cfg_number (config_setting_get_elem (x, k));
           if (!take_entry (t, a, x, key, (guint) j + 1, v, error))
             return FALSE;
         }
