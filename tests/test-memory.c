@@ -350,6 +350,14 @@ test_other_kinds (void)
 
 /* ------------------------------------------------------------- params */
 
+/* FILE of the source tree's arch/ directory (g_free). */
+static char *
+src_arch (const char *file)
+{
+  const char *dir = g_getenv ("GS_SRCDIR");
+  return g_build_filename (dir ? dir : ".", "arch", file, NULL);
+}
+
 static char *
 write_temp (const char *name, const char *text)
 {
@@ -369,9 +377,7 @@ test_params_round_trip (void)
   p.regs_layer_norm = 48;
   p.host[GS_MEM_HOST_TANH].pre_us = 12.5;
   g_autofree char *group = gs_mem_params_to_cfg (&p, "  ");
-  g_autofree char *src = g_getenv ("GS_SRCDIR")
-    ? g_build_filename (g_getenv ("GS_SRCDIR"), "arch", "t4.cfg", NULL)
-    : g_strdup ("arch/t4.cfg");
+  g_autofree char *src = src_arch ("t4.cfg");
   g_autofree char *text = g_strdup_printf (
     "base = \"%s\";\ncalibration = { library = { memory = {\n%s}; }; };\n",
     src, group);
@@ -390,9 +396,7 @@ test_params_round_trip (void)
 static void
 test_params_unknown_key (void)
 {
-  g_autofree char *src = g_getenv ("GS_SRCDIR")
-    ? g_build_filename (g_getenv ("GS_SRCDIR"), "arch", "t4.cfg", NULL)
-    : g_strdup ("arch/t4.cfg");
+  g_autofree char *src = src_arch ("t4.cfg");
   g_autofree char *text = g_strdup_printf (
     "base = \"%s\";\ncalibration = {\n  library = {\n    memory = {\n"
     "      l2_kep = 0.5;\n    };\n  };\n};\n", src);
@@ -431,9 +435,7 @@ lib_latency (const GsArch *a, const GsLibrary *lib, const GsOp *op)
 static void
 test_residuals (void)
 {
-  g_autofree char *src = g_getenv ("GS_SRCDIR")
-    ? g_build_filename (g_getenv ("GS_SRCDIR"), "arch", "t4.cfg", NULL)
-    : g_strdup ("arch/t4.cfg");
+  g_autofree char *src = src_arch ("t4.cfg");
   /* ln over 4096 rows of 1024: log2 (12, 10). */
   g_autofree char *text = g_strdup_printf (
     "base = \"%s\";\ncalibration = { library = { memory = {\n"
@@ -524,9 +526,7 @@ test_residuals (void)
 static void
 test_residuals_bad (void)
 {
-  g_autofree char *src = g_getenv ("GS_SRCDIR")
-    ? g_build_filename (g_getenv ("GS_SRCDIR"), "arch", "t4.cfg", NULL)
-    : g_strdup ("arch/t4.cfg");
+  g_autofree char *src = src_arch ("t4.cfg");
   const char *bad[][2] = {
     { "residuals = 5;", "expected a group" },
     { "residuals = { fp32_ln = [1.0, 2.0, 3.0]; };", "expected a string" },
@@ -659,9 +659,7 @@ test_transfer (void)
       p.host[GS_MEM_HOST_ADD].pre_us = 10 + i;
       g_autofree char *group = gs_mem_params_to_cfg (&p, "  ");
       g_autofree char *base = g_strconcat (names[i], ".cfg", NULL);
-      g_autofree char *src = g_build_filename (
-        g_getenv ("GS_SRCDIR") ? g_getenv ("GS_SRCDIR") : ".", "arch", base,
-        NULL);
+      g_autofree char *src = src_arch (base);
       g_autofree char *text = g_strdup_printf (
         "base = \"%s\";\ncalibration = { dram_eff = %g; library = { "
         "memory = {\n%s}; }; };\n", src, dram[i], group);
