@@ -442,16 +442,44 @@ test_gemv_and_attention (void)
   g_array_set_size (k, 0);
   g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
   g_assert_cmpuint (k->len, ==, 3);
-  /* fp32 falls back to the memory-efficient kernels (SIMT FMAs). */
+  /* fp32 falls back to the memory-efficient kernels; from sm80 their MMAs
+   * run as 3xTF32 on tensor cores (three TF32 products per FLOP). */
   op.phase = GS_PHASE_FORWARD;
   op.dtype = GS_DTYPE_FP32;
+  op.causal = FALSE;
   g_array_set_size (k, 0);
   g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
   f = &g_array_index (k, GsKernel, 0);
   g_assert_nonnull (strstr (f->name, "fmha_cutlassF_fp32"));
-  g_assert_cmpfloat (f->work.fp32_ops, >, 0);
+  g_assert_cmpfloat (f->work.tensor_flops[GS_DTYPE_FP32], ==, 0);
+  double tf32 = f->work.tensor_flops[GS_DTYPE_TF32] * gs_kernel_blocks (f);
+  g_assert_cmpfloat (fabs (tf32 / gs_op_flops (&op) - 3 * 1.024), <, 0.03);
   GsTime t;
   g_assert_true (gs_fit_run (a, k, &t, &error));
+  /* An additive mask adds its rows to each block's loads: one broadcast
+   * row per key, or a row per query. */
+  double plain = f->work.ld_bytes;
+  op.bias = TRUE;
+  op.rows = 1;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  double bcast = g_array_index (k, GsKernel, 0).work.ld_bytes;
+  g_assert_cmpfloat (bcast - plain, ==, 1000.0 * 4);
+  op.rows = op.seq_q;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  double full_mask = g_array_index (k, GsKernel, 0).work.ld_bytes;
+  g_assert_cmpfloat (full_mask - plain, ==, 64.0 * 1000 * 4);
+  /* Before sm80 the fp32 kernels are SIMT FMAs. */
+  g_autoptr (GsArch) v100 = gs_test_arch ("v100-pcie-32gb");
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (v100, p, &op, k, &error));
+  f = &g_array_index (k, GsKernel, 0);
+  g_assert_nonnull (strstr (f->name, "fmha_cutlassF_fp32"));
+  g_assert_nonnull (strstr (f->name, "sm70"));
+  g_assert_cmpfloat (f->work.tensor_flops[GS_DTYPE_TF32], ==, 0);
+  g_assert_cmpfloat (f->work.fp32_ops * 2 * gs_kernel_blocks (f)
+                     / gs_op_flops (&op), >, 1.0);
   gs_op_clear (&op);
 }
 

@@ -993,6 +993,68 @@ test_compiled (void)
                                   NULL));
 }
 
+/* Inductor's attention pattern: BERT's and Llama's eager attention
+ * (matmul, / math.sqrt(d), + mask, softmax, dropout, matmul) becomes
+ * scaled_dot_product_attention under torch.compile; GPT-2's, OPT's, T5's
+ * and GPT-Neo's do not match the pattern and stay bmm + fused softmax. */
+static void
+test_compiled_sdpa (void)
+{
+  Req e = { .batch = 2, .seq = 16 };
+  Req c = { .batch = 2, .seq = 16, .runtime = GS_RUNTIME_COMPILED };
+  g_autoptr (GsModelPlan) pe = plan_fixture ("tiny-bert.json", &e);
+  g_autoptr (GsModelPlan) pc = plan_fixture ("tiny-bert.json", &c);
+  g_assert_cmpuint (count_ops (pe, 0, -1, GS_OP_ATTENTION, NULL), ==, 0);
+  g_assert_cmpuint (count_ops (pe, 0, -1, GS_OP_GEMM, "bmm"), ==, 2);
+  g_assert_cmpuint (count_ops (pc, 0, -1, GS_OP_GEMM, "bmm"), ==, 0);
+  g_assert_cmpuint (count_ops (pc, 0, -1, GS_OP_ATTENTION, NULL), ==, 1);
+  const GsOp *a = find_op (pc, 0, "layer.0.attention.self",
+                           "efficient_attention_fwd");
+  g_assert_nonnull (a);
+  /* The extended mask [B,1,1,S] is read as one broadcast row; with a mask
+   * PyTorch dispatches to the memory-efficient kernel. */
+  g_assert_cmpint (a->attn, ==, GS_ATTN_MEM_EFF);
+  g_assert_true (a->bias);
+  g_assert_cmpint (a->rows, ==, 1);
+  g_assert_false (a->causal);
+  g_assert_cmpint (a->seq_q, ==, 16);
+  /* No softmax survives in the layers, fused or not. */
+  for (guint i = 0; i < pc->ops->len; i++)
+    {
+      const GsOp *o = op_at (pc, i);
+      if (o->layer >= 0 && o->fused != NULL)
+        g_assert_null (strstr (o->fused, "softmax"));
+    }
+  /* The same layers run as many GEMMs otherwise. */
+  g_assert_cmpuint (count_ops (pc, ANY_LAYER, -1, GS_OP_GEMM, "addmm"), ==,
+                    count_ops (pe, ANY_LAYER, -1, GS_OP_GEMM, "addmm"));
+  /* Training: SDPA with dropout and its backward. */
+  Req ct = c;
+  ct.mode = "training";
+  g_autoptr (GsModelPlan) pct = plan_fixture ("tiny-bert.json", &ct);
+  g_assert_cmpuint (count_ops (pct, 0, GS_PHASE_BACKWARD, GS_OP_ATTENTION,
+                               "efficient_attention_bwd"), ==, 1);
+  g_assert_cmpuint (count_ops (pct, 0, GS_PHASE_BACKWARD, GS_OP_GEMM, "bmm"),
+                    ==, 0);
+  /* Llama (fp32): the 4-D causal mask is a row per query. */
+  g_autoptr (GsModelPlan) pl = plan_fixture ("tiny-llama.json", &c);
+  const GsOp *la = find_op (pl, 0, "layers.0.self_attn",
+                            "efficient_attention_fwd");
+  g_assert_nonnull (la);
+  g_assert_cmpint (la->rows, ==, 16);
+  /* Models whose attention does not match keep bmm + softmax. */
+  const char *keep[] = { "tiny-gpt2.json", "tiny-opt.json", "tiny-t5.json",
+                         "tiny-neo.json" };
+  for (guint i = 0; i < G_N_ELEMENTS (keep); i++)
+    {
+      g_autoptr (GsModelPlan) pk = plan_fixture (keep[i], &c);
+      g_assert_cmpuint (count_ops (pk, ANY_LAYER, -1, GS_OP_ATTENTION, NULL),
+                        ==, 0);
+      g_assert_cmpuint (count_ops (pk, ANY_LAYER, -1, GS_OP_GEMM, "bmm"), >,
+                        0);
+    }
+}
+
 static void
 test_attention_impl (void)
 {
@@ -1182,6 +1244,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/host/waits", test_host_waits);
   g_test_add_func ("/models/decode", test_decode);
   g_test_add_func ("/models/runtime/compiled", test_compiled);
+  g_test_add_func ("/models/runtime/compiled-sdpa", test_compiled_sdpa);
   g_test_add_func ("/models/runtime/attention", test_attention_impl);
   g_test_add_func ("/models/dtypes", test_dtypes);
   g_test_add_func ("/models/host/costs", test_host_costs);

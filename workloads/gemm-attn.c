@@ -17,7 +17,12 @@
  *
  * Memory-efficient attention (xFormers / PyTorch's cutlass fmha kernels)
  * tiles 64 queries x 64 keys per step with 4 warps; it also runs in fp32
- * (SIMT FMAs) and on Volta/Turing, where PyTorch falls back to it.
+ * and on Volta/Turing, where PyTorch falls back to it.  Its MMAs
+ * (DefaultGemmType in the kernels' gemm_kernel_utils.h) run on tensor
+ * cores for fp16/bf16 from sm75 and, for fp32 from sm80, as
+ * OpMultiplyAddFastF32: each product split into TF32 big and small parts,
+ * three TF32 MMAs (big x big, big x small, small x big) keeping fp32
+ * accuracy; fp32 before sm80 is SIMT FMAs.
  * FlashAttention-2 needs fp16/bf16 and sm80+; other requests run the
  * memory-efficient kernels, as PyTorch's scaled_dot_product_attention does.
  */
@@ -79,12 +84,16 @@ pick (const AttnCfg *cfgs, guint n, int64_t head_dim)
 /* Sizes shared by the kernels of one attention op. */
 typedef struct {
   int64_t bh;              /* batch x heads */
+  int64_t heads;
   int64_t sq, sk, d;
   double e;                /* bytes per element */
   double kv_share;         /* query heads per K/V head */
   GsDtype dtype;
   gboolean causal;
   gboolean tensor;         /* MMAs on tensor cores (else FP32 FMAs) */
+  int64_t mask_rows;       /* additive mask rows per batch (0: none) */
+  GsDtype mma_dtype;       /* the tensor-core rate they run at */
+  double mma_passes;       /* MMAs per product: 3 for fp32 as 3xTF32 */
 } Attn;
 
 /* Fraction of the keys query block I (of N, BR rows each) attends to. */
@@ -145,12 +154,13 @@ attn_kernel_init (GsKernel *k, const GsGemmCfg *cfg, const GsGemmParams *p,
   k->work.ilp = fam.ilp;
 }
 
-/* MMA work: on tensor cores, or as FP32 FMAs (fp32 memory-efficient). */
+/* MMA work: on tensor cores, or as FP32 FMAs (fp32 memory-efficient
+ * attention before sm80). */
 static void
 add_mma (GsWork *w, const Attn *a, double flops)
 {
   if (a->tensor)
-    w->tensor_flops[a->dtype] += flops;
+    w->tensor_flops[a->mma_dtype] += flops * a->mma_passes;
   else
     w->fp32_ops += flops / 2;
 }
@@ -174,13 +184,19 @@ forward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   w->fp32_ops += 5.0 * br * keys;                   /* scale, max, sum, rescale */
   w->other_ops = cfg->threads * (keys / bc) * 24;   /* loads, syncs, loop */
   double q = br * d * a->e, kv = 2 * keys * d * a->e;
-  w->ld_bytes = q + kv;
+  /* An additive mask: this block's query rows (or the one broadcast row)
+   * of every key, shared in L2 by the heads of a batch. */
+  double mask = a->mask_rows > 0
+                ? (a->mask_rows > 1 ? br : 1) * keys * a->e : 0;
+  double mask_dram = a->mask_rows > 1 ? mask / a->heads
+                                      : mask / ((double) nm * a->heads);
+  w->ld_bytes = q + kv + mask;
   w->st_bytes = br * d * a->e + br * 4.0;           /* O and log-sum-exp */
   w->smem_bytes = kv + (cfg->threads / 32.0) * kv;  /* stage + warp reads */
   w->l2_bytes = w->ld_bytes + w->st_bytes;
   /* The query blocks of one head run together and share its K and V in L2;
    * grouped-query heads share them further. */
-  w->dram_bytes = q + w->st_bytes + kv / nm / a->kv_share;
+  w->dram_bytes = q + w->st_bytes + kv / nm / a->kv_share + mask_dram;
   w->mlp = 8;
   if (a->causal)
     causal_variants (&k, a, nm, br, FALSE);
@@ -230,13 +246,15 @@ backward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   double kv = 2 * bc * d * a->e;                    /* this block's K, V */
   double per_q = q * d * a->e * 2 + q * 8;          /* Q, dO, lse, D */
   double dq = q * d * 4 * 2;                        /* fp32 atomics: RMW */
-  w->ld_bytes = kv + per_q + dq / 2;
+  double mask = a->mask_rows > 0
+                ? (a->mask_rows > 1 ? q : 1) * bc * a->e : 0;
+  w->ld_bytes = kv + per_q + dq / 2 + mask;
   w->st_bytes = kv + dq / 2;                        /* dK, dV, dQ adds */
   w->smem_bytes = (q / br) * (3 * br * d * a->e + br * bc * a->e)
                   * (cfg->threads / 32.0);
   w->l2_bytes = w->ld_bytes + w->st_bytes;
   /* Q and dO of a head are read by all its key blocks from L2. */
-  w->dram_bytes = 2 * kv + per_q / nk + dq / nk;
+  w->dram_bytes = 2 * kv + per_q / nk + dq / nk + mask / a->heads;
   w->mlp = 8;
   if (a->causal)
     causal_variants (&k, a, nk, bc, TRUE);
@@ -250,6 +268,8 @@ gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
   Attn a;
   int64_t heads = MAX (1, op->heads);
   a.bh = MAX (1, op->batch) * heads;
+  a.heads = heads;
+  a.mask_rows = op->bias ? MAX (1, op->rows) : 0;
   a.sq = op->seq_q;
   a.sk = op->seq_k > 0 ? op->seq_k : op->seq_q;
   a.d = op->head_dim;
@@ -268,6 +288,15 @@ gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
   gboolean flash = op->attn == GS_ATTN_FLASH2 && half
                    && arch->compute_capability >= 80;
   a.tensor = half && arch->tensor_flops_per_clk[op->dtype] > 0;
+  a.mma_dtype = op->dtype;
+  a.mma_passes = 1;
+  if (!flash && op->dtype == GS_DTYPE_FP32 && arch->compute_capability >= 80
+      && arch->tensor_flops_per_clk[GS_DTYPE_TF32] > 0)
+    {
+      a.tensor = TRUE;
+      a.mma_dtype = GS_DTYPE_TF32;
+      a.mma_passes = 3;
+    }
   if (!half && op->dtype != GS_DTYPE_FP32)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,

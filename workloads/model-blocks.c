@@ -134,7 +134,7 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
   int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
   int o = gs_mg_attention (g, q, k, v, b->batch, a->heads, kvh, a->seq_q,
                            a->seq_k, a->head_dim, a->causal,
-                           g->opt.training ? a->p_drop : 0);
+                           g->opt.training ? a->p_drop : 0, g->opt.attn, 0);
   /* FlashAttention-2 takes and returns [B,S,H,D]; SDPA's memory-efficient
    * kernel returns [B,H,S,D], so the head merge copies. */
   if (g->opt.attn == GS_ATTN_MEM_EFF && a->seq_q > 1)
@@ -142,6 +142,68 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
                     a->heads * a->head_dim);
   gs_mg_host (g, GS_HOST_VIEW, 2);
   return o;
+}
+
+/* Does Inductor replace this eager attention with scaled_dot_product_
+ * attention?  Its pattern matcher (torch/_inductor/fx_passes/
+ * fuse_attention.py, PyTorch 2.1) rewrites matmul(q, k^T) divided by a
+ * Python number, optionally plus an additive mask tensor of the scores'
+ * dtype, softmax, optionally dropout, matmul(., v) -- BERT's and Llama's
+ * eager attention.  GPT-2 divides by a 0-dim tensor (torch.full), GPT-Neo
+ * and T5 do not scale, GPT-2/Neo mask with where() and OPT uses 3-D bmm
+ * and torch.max: none of those match.  Softmax with explicit casts (half
+ * dtypes with softmax in fp32) is left as it is. */
+static gboolean
+inductor_sdpa (const GsMg *g, const GsMbAttn *a)
+{
+  return g->opt.compiled && !g->eager && g->opt.attn == GS_ATTN_EAGER
+         && a->scale == GS_MB_SCALE_DIV
+         && a->causal_where == GS_MB_MASK_NONE && !a->mask_max
+         && a->bias < 0
+         && !(half_dtype (g) && (a->softmax_fp32 || a->softmax_float));
+}
+
+/* The replacement: aten.scaled_dot_product_attention(q.contiguous(),
+ * k.contiguous(), v.contiguous(), attn_mask=mask, dropout_p).  With a
+ * mask PyTorch 2.1 dispatches to the memory-efficient kernel (flash takes
+ * no mask), without one to FlashAttention-2 where it runs (half dtypes,
+ * sm80+; gemm-attn.c falls back otherwise).  The mask keeps causality, so
+ * every key block is computed. */
+static int
+attn_inductor_sdpa (GsMb *b, const GsMbAttn *a, int q, int k, int v)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, H = a->heads, D = a->head_dim;
+  int64_t kvh = a->kv_heads > 0 ? a->kv_heads : H;
+  int64_t sq = a->seq_q, sk = a->seq_k, bh = B * H;
+  gboolean copy_k = a->copy_k, copy_v = a->copy_v;
+  if (kvh < H)
+    {
+      /* repeat_kv runs before the pattern: its clones stay. */
+      k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, bh * sk, D);
+      v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, bh * sk, D);
+      kvh = H;
+      copy_k = copy_v = FALSE;
+    }
+  if (a->copy_q && sq > 1)
+    q = gs_mg_copy (g, "contiguous", GS_BW_PASS, q, bh * sq, D);
+  if (copy_k)
+    k = gs_mg_copy (g, "contiguous", GS_BW_PASS, k, B * kvh * sk, D);
+  if (copy_v)
+    v = gs_mg_copy (g, "contiguous", GS_BW_PASS, v, B * kvh * sk, D);
+  int64_t mask_rows = a->mask < 0 ? 0 : a->mask_per_query ? sq : 1;
+  GsAttnImpl impl = mask_rows > 0 ? GS_ATTN_MEM_EFF : GS_ATTN_FLASH2;
+  int ctx = gs_mg_attention (g, q, k, v, B, H, kvh, sq, sk, D, FALSE,
+                             g->opt.training ? a->p_drop : 0, impl,
+                             mask_rows);
+  if (sq > 1)
+    {
+      if (g->opt.training)
+        ctx = gs_mg_view_bw_copy (g, ctx);
+      ctx = gs_mg_copy (g, "contiguous", GS_BW_PASS, ctx, B * sq, H * D);
+    }
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  return ctx;
 }
 
 void
@@ -168,6 +230,8 @@ gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
     v = gs_mg_view_bw_copy (g, v);
   if (g->opt.attn != GS_ATTN_EAGER)
     return attn_fused (b, a, q, k, v);
+  if (inductor_sdpa (g, a))
+    return attn_inductor_sdpa (b, a, q, k, v);
 
   int64_t B = b->batch, H = a->heads, D = a->head_dim;
   int64_t kvh = a->kv_heads > 0 ? a->kv_heads : H;

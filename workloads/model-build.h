@@ -53,6 +53,9 @@ typedef struct {
   GsMbScale scale;
   GsMbCausal causal_where;
   int mask;                /* additive mask value (-1: none) */
+  gboolean mask_per_query; /* it has a row per query ([B,1,Sq,Sk], Llama's
+                            * causal mask), not one broadcast row (BERT's
+                            * [B,1,1,Sk]) */
   gboolean mask_max;       /* OPT: torch.max(w, tensor(min)) after the mask */
   int bias;                /* T5 position bias (scores += bias), -1: none */
   gboolean softmax_fp32;   /* softmax(dtype=float32).to(dtype) */

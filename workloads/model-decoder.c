@@ -472,6 +472,7 @@ llama_attn (GsMb *b, int i, int x, int mask)
   a.copy_k = b->past == 0;        /* rotary output keeps q/k's layout */
   a.scale = GS_MB_SCALE_DIV;
   a.mask = mask;
+  a.mask_per_query = TRUE;
   a.softmax_fp32 = TRUE;
   a.p_drop = c->p_attn;
   gs_mg_host (g, GS_HOST_PY, 8);

@@ -424,11 +424,12 @@ gs_mg_view_bw_copy (GsMg *g, int x)
 int
 gs_mg_attention (GsMg *g, int q, int k, int v, int64_t batch, int64_t heads,
                  int64_t kv_heads, int64_t seq_q, int64_t seq_k,
-                 int64_t head_dim, gboolean causal, double dropout)
+                 int64_t head_dim, gboolean causal, double dropout,
+                 GsAttnImpl impl, int64_t mask_rows)
 {
   gs_mg_next_call (g);
   GsOp op;
-  const char *name = g->opt.attn == GS_ATTN_FLASH2
+  const char *name = impl == GS_ATTN_FLASH2
                      ? "flash_attn_fwd" : "efficient_attention_fwd";
   op_start (g, &op, GS_OP_ATTENTION, name, 0, 0);
   op.dtype = g->opt.gemm_dtype == GS_DTYPE_FP8 ? GS_DTYPE_BF16
@@ -440,7 +441,9 @@ gs_mg_attention (GsMg *g, int q, int k, int v, int64_t batch, int64_t heads,
   op.seq_k = seq_k;
   op.head_dim = head_dim;
   op.causal = causal;
-  op.attn = g->opt.attn;
+  op.attn = impl;
+  op.bias = mask_rows > 0;
+  op.rows = mask_rows;
   int in[3] = { q, k, v };
   int y = add_op (g, &op, GS_BW_ATTENTION, GS_HOST_OP, in, 3,
                   batch * heads * seq_q * head_dim, head_dim);

@@ -214,11 +214,13 @@ int gs_mg_view_bw_copy (GsMg *g, int x);
 void gs_mg_split (GsMg *g, int x, int n, int *pieces);
 /* x[..., a:b] as a view of ELEMS elements (backward: zeros + copy). */
 int gs_mg_slice (GsMg *g, int x, int64_t elems, int64_t cols);
-/* Fused attention (FlashAttention-2 / memory-efficient). */
+/* Fused attention (FlashAttention-2 / memory-efficient) by IMPL; an
+ * additive mask of MASK_ROWS rows per batch (0: none, 1: broadcast over
+ * the queries, SEQ_Q: one per query) x SEQ_K is read with the scores. */
 int gs_mg_attention (GsMg *g, int q, int k, int v, int64_t batch,
                      int64_t heads, int64_t kv_heads, int64_t seq_q,
                      int64_t seq_k, int64_t head_dim, gboolean causal,
-                     double dropout);
+                     double dropout, GsAttnImpl impl, int64_t mask_rows);
 
 /* The backward pass of the recorded forward, from LOSS (a value). */
 void gs_mg_backward (GsMg *g, int loss);

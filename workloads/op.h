@@ -68,7 +68,10 @@ typedef struct {
   gboolean scalar_operand; /* tensor-scalar form (addu, mulu ...) */
   int reduce_dim;          /* REDUCE: 0 over rows (-> cols), 1 over cols (-> rows) */
 
-  /* Attention (GS_OP_ATTENTION, and the eager pieces' metadata). */
+  /* Attention (GS_OP_ATTENTION, and the eager pieces' metadata).  An
+   * additive mask read by fused attention sets bias, with rows = its rows
+   * per batch (1: one row broadcast over the queries, seq_q: a row per
+   * query) of seq_k columns, broadcast over the heads. */
   int64_t heads, kv_heads, seq_q, seq_k, head_dim;
   gboolean causal;
   GsAttnImpl attn;
