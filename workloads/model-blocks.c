@@ -164,46 +164,49 @@ inductor_sdpa (const GsMg *g, const GsMbAttn *a)
 }
 
 /* The replacement: aten.scaled_dot_product_attention(q.contiguous(),
- * k.contiguous(), v.contiguous(), attn_mask=mask, dropout_p).  With a
- * mask PyTorch 2.1 dispatches to the memory-efficient kernel (flash takes
- * no mask), without one to FlashAttention-2 where it runs (half dtypes,
- * sm80+; gemm-attn.c falls back otherwise).  The mask keeps causality, so
- * every key block is computed. */
+ * k.contiguous(), v.contiguous(), attn_mask=mask, dropout_p), from Q, K, V
+ * with one K/V head per query head (repeat_kv runs before the pattern) to
+ * the [B,H,S,D] context.  With a mask PyTorch 2.1 dispatches to the
+ * memory-efficient kernel (flash takes no mask), without one to
+ * FlashAttention-2 where it runs (half dtypes, sm80+; gemm-attn.c falls
+ * back otherwise).  The mask keeps causality, so every key block is
+ * computed. */
 static int
-attn_inductor_sdpa (GsMb *b, const GsMbAttn *a, int q, int k, int v)
+attn_inductor_sdpa (GsMb *b, const GsMbAttn *a, int q, int k, int v,
+                    gboolean copy_k, gboolean copy_v)
 {
   GsMg *g = b->g;
   int64_t B = b->batch, H = a->heads, D = a->head_dim;
-  int64_t kvh = a->kv_heads > 0 ? a->kv_heads : H;
-  int64_t sq = a->seq_q, sk = a->seq_k, bh = B * H;
-  gboolean copy_k = a->copy_k, copy_v = a->copy_v;
-  if (kvh < H)
-    {
-      /* repeat_kv runs before the pattern: its clones stay. */
-      k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, bh * sk, D);
-      v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, bh * sk, D);
-      kvh = H;
-      copy_k = copy_v = FALSE;
-    }
+  int64_t sq = a->seq_q, sk = a->seq_k;
   if (a->copy_q && sq > 1)
-    q = gs_mg_copy (g, "contiguous", GS_BW_PASS, q, bh * sq, D);
+    q = gs_mg_copy (g, "contiguous", GS_BW_PASS, q, B * H * sq, D);
   if (copy_k)
-    k = gs_mg_copy (g, "contiguous", GS_BW_PASS, k, B * kvh * sk, D);
+    k = gs_mg_copy (g, "contiguous", GS_BW_PASS, k, B * H * sk, D);
   if (copy_v)
-    v = gs_mg_copy (g, "contiguous", GS_BW_PASS, v, B * kvh * sk, D);
+    v = gs_mg_copy (g, "contiguous", GS_BW_PASS, v, B * H * sk, D);
   int64_t mask_rows = a->mask < 0 ? 0 : a->mask_per_query ? sq : 1;
   GsAttnImpl impl = mask_rows > 0 ? GS_ATTN_MEM_EFF : GS_ATTN_FLASH2;
-  int ctx = gs_mg_attention (g, q, k, v, B, H, kvh, sq, sk, D, FALSE,
-                             g->opt.training ? a->p_drop : 0, impl,
-                             mask_rows);
-  if (sq > 1)
-    {
-      if (g->opt.training)
-        ctx = gs_mg_view_bw_copy (g, ctx);
-      ctx = gs_mg_copy (g, "contiguous", GS_BW_PASS, ctx, B * sq, H * D);
-    }
-  gs_mg_host (g, GS_HOST_VIEW, 2);
-  return ctx;
+  return gs_mg_attention (g, q, k, v, B, H, H, sq, sk, D, FALSE,
+                          g->opt.training ? a->p_drop : 0, impl, mask_rows);
+}
+
+/* Eager attention from Q, K, V (one K/V head per query head) to the
+ * [B,H,S,D] context: matmul, scale, mask, softmax, dropout, matmul. */
+static int
+attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
+            gboolean copy_k, gboolean copy_v)
+{
+  GsMg *g = b->g;
+  int64_t bh = b->batch * a->heads, D = a->head_dim;
+  int64_t sq = a->seq_q, sk = a->seq_k, rows = bh * sq;
+  int s = gs_mg_matmul (g, "matmul", q, k, bh, sq, sk, D, FALSE, TRUE,
+                        a->copy_q && sq > 1, copy_k);
+  s = attn_scale (g, a, s, rows, sk);
+  s = attn_mask (g, a, s, rows, sk);
+  int p = attn_softmax (g, a, s, rows, sk);
+  p = gs_mg_dropout (g, p, rows, sk, a->p_drop, a->drop_module);
+  return gs_mg_matmul (g, "matmul", p, v, bh, sq, D, sk, FALSE, FALSE,
+                       FALSE, copy_v);
 }
 
 void
@@ -230,29 +233,21 @@ gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
     v = gs_mg_view_bw_copy (g, v);
   if (g->opt.attn != GS_ATTN_EAGER)
     return attn_fused (b, a, q, k, v);
-  if (inductor_sdpa (g, a))
-    return attn_inductor_sdpa (b, a, q, k, v);
 
   int64_t B = b->batch, H = a->heads, D = a->head_dim;
   int64_t kvh = a->kv_heads > 0 ? a->kv_heads : H;
-  int64_t sq = a->seq_q, sk = a->seq_k, bh = B * H;
+  int64_t sq = a->seq_q, sk = a->seq_k;
   gboolean copy_k = a->copy_k, copy_v = a->copy_v;
   if (kvh < H)
     {
       /* repeat_kv: expand + reshape copies each KV head n_rep times. */
-      k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, bh * sk, D);
-      v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, bh * sk, D);
+      k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, B * H * sk, D);
+      v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, B * H * sk, D);
       copy_k = copy_v = FALSE;
     }
-  int s = gs_mg_matmul (g, "matmul", q, k, bh, sq, sk, D, FALSE, TRUE,
-                        a->copy_q && sq > 1, copy_k);
-  int64_t rows = bh * sq;
-  s = attn_scale (g, a, s, rows, sk);
-  s = attn_mask (g, a, s, rows, sk);
-  int p = attn_softmax (g, a, s, rows, sk);
-  p = gs_mg_dropout (g, p, rows, sk, a->p_drop, a->drop_module);
-  int ctx = gs_mg_matmul (g, "matmul", p, v, bh, sq, D, sk, FALSE, FALSE,
-                          FALSE, copy_v);
+  int ctx = inductor_sdpa (g, a)
+            ? attn_inductor_sdpa (b, a, q, k, v, copy_k, copy_v)
+            : attn_eager (b, a, q, k, v, copy_k, copy_v);
   /* Merge heads: permute/transpose then contiguous (a no-op for one query
    * token: the moved dimension has size 1). */
   if (sq > 1)
