@@ -154,6 +154,16 @@ attn_kernel_init (GsKernel *k, const GsGemmCfg *cfg, const GsGemmParams *p,
   k->work.ilp = fam.ilp;
 }
 
+/* Bytes of the additive mask a block reads for QUERY_ROWS queries x KEYS
+ * keys: their rows, or the one row broadcast over the queries. */
+static double
+mask_bytes (const Attn *a, double query_rows, double keys)
+{
+  if (a->mask_rows == 0)
+    return 0;
+  return (a->mask_rows > 1 ? query_rows : 1) * keys * a->e;
+}
+
 /* MMA work: on tensor cores, or as FP32 FMAs (fp32 memory-efficient
  * attention before sm80). */
 static void
@@ -186,8 +196,7 @@ forward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   double q = br * d * a->e, kv = 2 * keys * d * a->e;
   /* An additive mask: this block's query rows (or the one broadcast row)
    * of every key, shared in L2 by the heads of a batch. */
-  double mask = a->mask_rows > 0
-                ? (a->mask_rows > 1 ? br : 1) * keys * a->e : 0;
+  double mask = mask_bytes (a, br, keys);
   double mask_dram = a->mask_rows > 1 ? mask / a->heads
                                       : mask / ((double) nm * a->heads);
   w->ld_bytes = q + kv + mask;
@@ -246,8 +255,7 @@ backward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   double kv = 2 * bc * d * a->e;                    /* this block's K, V */
   double per_q = q * d * a->e * 2 + q * 8;          /* Q, dO, lse, D */
   double dq = q * d * 4 * 2;                        /* fp32 atomics: RMW */
-  double mask = a->mask_rows > 0
-                ? (a->mask_rows > 1 ? q : 1) * bc * a->e : 0;
+  double mask = mask_bytes (a, q, bc);
   w->ld_bytes = kv + per_q + dq / 2 + mask;
   w->st_bytes = kv + dq / 2;                        /* dK, dV, dQ adds */
   w->smem_bytes = (q / br) * (3 * br * d * a->e + br * bc * a->e)
