@@ -168,7 +168,7 @@ floor_cell (const GsArch *arch, const GsLibrary *lib, const GsMeasureSet *set,
 {
   g_autoptr (GHashTable) groups = g_hash_table_new_full (
     g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
-  gboolean bmm = strcmp (opname, "bmm") == 0;
+  gboolean bmm = g_str_has_prefix (opname, "bmm");
   int status = 0, total = 0;
   for (guint r = 0; r < set->rows->len; r++)
     {
@@ -268,7 +268,7 @@ main (int argc, char **argv)
           return 3;
         }
       gs_library_set_alone (lib, TRUE);   /* as the rows were measured */
-      const char *ops[] = { "linear", "bmm" };
+      const char *ops[] = { "linear", "bmm", "bmm_nt" };
       for (guint o = 0; o < G_N_ELEMENTS (ops); o++)
         {
           if (floor_mode)

@@ -5,6 +5,12 @@
 //           column-major C^T = op_T(W) op_N(X^T): gemm(T, N, N, M, K)
 //   bmm     C[b] = A[b][M,K] B[b][K,N], b < B:
 //           strided-batched gemm(N, N, N, M, K) on the transposed view
+//   bmm_nt  C[b] = A[b][M,K] B[b][N,K]^T (attention's q @ k^T):
+//           strided-batched gemm(T, N, N, M, K), the "tn" kernels
+//
+// Here N is the output columns and K the reduction; the rows are written
+// in the measurement format's convention, the other way round (see
+// gemm_label).
 //
 //   dtype   call                                               needs
 //   fp32    cublasSgemm, default math (TF32 off)               any
@@ -32,6 +38,14 @@ constexpr size_t kWorkspaceBytes = 32u << 20;   // cuBLAS and cuBLASLt workspace
 struct Shape {
   int64_t B, M, N, K;
 };
+
+enum class Kind { linear, bmm, bmm_nt };
+
+const char *
+kind_name (Kind k)
+{
+  return k == Kind::linear ? "linear" : k == Kind::bmm ? "bmm" : "bmm_nt";
+}
 
 bool
 cublas_ok (cublasStatus_t s, const Options &o, const char *what)
@@ -92,10 +106,11 @@ struct Gemm {
   void *workspace = nullptr;
 };
 
-// One linear or bmm call with cuBLAS (not fp8).
+// One linear, bmm or bmm_nt call with cuBLAS (not fp8).
 cublasStatus_t
-run_cublas (const Gemm &g, const Dtype &d, bool bmm, const Shape &s, Operands &ops)
+run_cublas (const Gemm &g, const Dtype &d, Kind kind, const Shape &s, Operands &ops)
 {
+  bool bmm = kind != Kind::linear;
   const float one = 1.0f, zero = 0.0f;
   // column-major view; linear's rows are all B*M rows of X
   int m = (int) s.N, n = (int) (bmm ? s.M : s.B * s.M), k = (int) s.K;
@@ -110,14 +125,18 @@ run_cublas (const Gemm &g, const Dtype &d, bool bmm, const Shape &s, Operands &o
       : cublasGemmEx (g.h, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, A, d.type, k,
                       Bm, d.type, k, &zero, C, d.type, m, CUBLAS_COMPUTE_32F,
                       CUBLAS_GEMM_DEFAULT_TENSOR_OP);
-  // bmm: C^T[N,M] = B^T[N,K] A^T[K,M]; B row-major [K,N] is N x K col-major.
+  // bmm: C^T[N,M] = B^T[N,K] A^T[K,M]; B row-major [K,N] is N x K
+  // col-major (op N, ld N).  bmm_nt: B row-major [N,K] is K x N col-major
+  // (op T, ld K).
+  cublasOperation_t tb = kind == Kind::bmm_nt ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int ldb = kind == Kind::bmm_nt ? k : m;
   long long sa = s.M * s.K, sb = s.K * s.N, sc = s.M * s.N;
   return sgemm
-    ? cublasSgemmStridedBatched (g.h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one,
-                                 (float *) Bm, m, sb, (float *) A, k, sa, &zero,
+    ? cublasSgemmStridedBatched (g.h, tb, CUBLAS_OP_N, m, n, k, &one,
+                                 (float *) Bm, ldb, sb, (float *) A, k, sa, &zero,
                                  (float *) C, m, sc, (int) s.B)
-    : cublasGemmStridedBatchedEx (g.h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one,
-                                  Bm, d.type, m, sb, A, d.type, k, sa, &zero, C,
+    : cublasGemmStridedBatchedEx (g.h, tb, CUBLAS_OP_N, m, n, k, &one,
+                                  Bm, d.type, ldb, sb, A, d.type, k, sa, &zero, C,
                                   d.type, m, sc, (int) s.B, CUBLAS_COMPUTE_32F,
                                   CUBLAS_GEMM_DEFAULT_TENSOR_OP);
 }
@@ -185,10 +204,14 @@ fits (const Shape &s, const Dtype &d, bool bmm)
   return a <= kMaxOperandBytes && b <= kMaxOperandBytes && c <= kMaxOperandBytes;
 }
 
+// The row in the measurement format's convention, which is NeuSight's:
+// N is the reduction and K the output columns (a linear row is B*M rows of
+// N features through an nn.Linear(N, K); a bmm row B batches of
+// [M,N] x [N,K]), the other way round from Shape.
 GsCollectLabel
 gemm_label (const char *op, const Dtype &d, const Shape &s, bool bmm)
 {
-  GsCollectLabel l = label (op, d.name, s.B, s.M, s.N, s.K, -1);
+  GsCollectLabel l = label (op, d.name, s.B, s.M, s.K, s.N, -1);
   l.flops = 2.0 * s.B * s.M * s.N * s.K;
   double out = d.type == CUDA_R_8F_E4M3 ? 2.0 : (double) d.bytes;
   l.bytes = d.bytes * (double) (s.B * s.M * s.K + (bmm ? s.B : 1) * s.K * s.N)
@@ -201,9 +224,10 @@ gemm_label (const char *op, const Dtype &d, const Shape &s, bool bmm)
 
 void
 bench_shape (const Options &o, const Gemm &g, Operands &ops, const Dtype &d,
-             bool bmm, const Shape &s)
+             Kind kind, const Shape &s)
 {
-  const char *op = bmm ? "bmm" : "linear";
+  const char *op = kind_name (kind);
+  bool bmm = kind != Kind::linear;
   if (!wanted (o, op) || !fits (s, d, bmm))
     return;
   GsCollectLabel l = gemm_label (op, d, s, bmm);
@@ -215,9 +239,9 @@ bench_shape (const Options &o, const Gemm &g, Operands &ops, const Dtype &d,
       measure (o, l, [&] { run_fp8 (g, p, ops); });
       return;
     }
-  if (!cublas_ok (run_cublas (g, d, bmm, s, ops), o, op))
+  if (!cublas_ok (run_cublas (g, d, kind, s, ops), o, op))
     return;
-  measure (o, l, [&] { run_cublas (g, d, bmm, s, ops); });
+  measure (o, l, [&] { run_cublas (g, d, kind, s, ops); });
 }
 
 std::vector<Shape>
@@ -257,6 +281,20 @@ bmm_shapes (bool quick)
   return v;
 }
 
+// Attention scores q @ k^T: S x S outputs over the head dimension.
+std::vector<Shape>
+bmm_nt_shapes (bool quick)
+{
+  if (quick)
+    return { { 48, 512, 512, 64 } };
+  std::vector<Shape> v;
+  for (int64_t b : { 16, 64, 128, 256 })
+    for (int64_t seq : { 128, 512, 1024, 2048 })
+      for (int64_t hd : { 64, 128 })
+        v.push_back ({ b, seq, seq, hd });
+  return v;
+}
+
 } // namespace
 
 int
@@ -264,7 +302,7 @@ main (int argc, char **argv)
 {
   Options o = parse_args (argc, argv, "gpusim-bench-gemm",
                           "cuBLAS/cuBLASLt GEMM and strided-batched GEMM sweeps "
-                          "(linear, bmm) in fp32, tf32, fp16, bf16 and fp8.");
+                          "(linear, bmm, bmm_nt) in fp32, tf32, fp16, bf16 and fp8.");
   cudaDeviceProp p = init (o);
   int cc = p.major * 10 + p.minor;
   Gemm g;
@@ -289,9 +327,11 @@ main (int argc, char **argv)
         }
       refill (ops, d);
       for (const Shape &s : linear_shapes (o.quick))
-        bench_shape (o, g, ops, d, false, s);
+        bench_shape (o, g, ops, d, Kind::linear, s);
       for (const Shape &s : bmm_shapes (o.quick))
-        bench_shape (o, g, ops, d, true, s);
+        bench_shape (o, g, ops, d, Kind::bmm, s);
+      for (const Shape &s : bmm_nt_shapes (o.quick))
+        bench_shape (o, g, ops, d, Kind::bmm_nt, s);
     }
   cublasLtDestroy (g.lt);
   cublasDestroy (g.h);

@@ -588,7 +588,7 @@ learn_residuals (Ctx *c)
 static void
 record_errors (Ctx *c, GsFit *fit)
 {
-  const char *names[] = { "linear", "bmm" };
+  const char *names[] = { "linear", "bmm", "bmm_nt" };
   for (guint o = 0; o < G_N_ELEMENTS (names); o++)
     {
       GsFitError e = { (char *) names[o], 0, 0, 0, 0 };

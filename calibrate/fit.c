@@ -541,7 +541,11 @@ gs_fit_gemm_op (const GsMeasureRow *row, GsOp *op)
 {
   if (row->op == NULL || row->M <= 0 || row->N <= 0 || row->K <= 0)
     return FALSE;
-  gboolean bmm = strcmp (row->op, "bmm") == 0;
+  /* bmm_nt: the second operand stored transposed, [M,N] x [K,N]^T, as in
+   * attention's q @ k.transpose(-1, -2); cuBLAS runs it "tn", like a
+   * Linear, but batched. */
+  gboolean bmm_nt = strcmp (row->op, "bmm_nt") == 0;
+  gboolean bmm = bmm_nt || strcmp (row->op, "bmm") == 0;
   gboolean linear = strcmp (row->op, "linear") == 0;
   if (!bmm && !linear)
     return FALSE;
@@ -554,7 +558,7 @@ gs_fit_gemm_op (const GsMeasureRow *row, GsOp *op)
   op->m = bmm ? row->M : b * row->M;
   op->n = row->K;
   op->k = row->N;
-  op->layout = bmm ? GS_LAYOUT_NN : GS_LAYOUT_TN;
+  op->layout = bmm && !bmm_nt ? GS_LAYOUT_NN : GS_LAYOUT_TN;
   op->bias = linear;
   return TRUE;
 }

@@ -81,7 +81,7 @@ char *gs_fit_splice (const char *base_text, const char *base_file,
 
 /* ---------------------------------------------------------------- helpers */
 
-/* The GsOp a GEMM row measured (linear, bmm); FALSE for other ops or
+/* The GsOp a GEMM row measured (linear, bmm, bmm_nt); FALSE for other ops or
  * incomplete shapes. */
 gboolean gs_fit_gemm_op (const GsMeasureRow *row, GsOp *op);
 /* The hint a row carries (pointers into ROW). */

@@ -2,7 +2,8 @@
  *
  * Kineto's Chrome trace (libkineto output_json.cpp) holds, among others:
  *   cpu_op       {"ph":"X","cat":"cpu_op","name":"aten::addmm","ts","dur",
- *                 "args":{"External id":N,"Input Dims":[[..]..],"Input type":[..]}}
+ *                 "args":{"External id":N,"Input Dims":[[..]..],"Input type":[..]
+ *                 [,"Input Strides":[[..]..]]}}
  *   cuda_runtime {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel",
  *                 "args":{"External id":N,"correlation":C}}
  *   kernel       {"ph":"X","cat":"kernel","name","ts","dur" (us),
@@ -417,11 +418,12 @@ launching_op (const Trace *t, JsonObject *ev, JsonObject *args)
 /* ------------------------------------------------------- op and shape */
 
 typedef enum {
-  SHAPE_BMM,        /* [B,M,K] x [B,K,N] */
-  SHAPE_BADDBMM,    /* self, [B,M,K], [B,K,N] */
-  SHAPE_MM,         /* [M,K] x [K,N] */
-  SHAPE_ADDMM,      /* bias, [M,K], [K,N] */
-  SHAPE_LINEAR,     /* [...,M,K], weight [N,K] */
+  /* GEMM rows: N the reduction, K the output columns (the format's). */
+  SHAPE_BMM,        /* [B,M,N] x [B,N,K] */
+  SHAPE_BADDBMM,    /* self, [B,M,N], [B,N,K] */
+  SHAPE_MM,         /* [M,N] x [N,K] */
+  SHAPE_ADDMM,      /* bias, [M,N], [N,K] */
+  SHAPE_LINEAR,     /* [...,M,N], weight [K,N] */
   SHAPE_ROWS,       /* B rows of H: the first input [..., H] */
   SHAPE_BINARY,     /* like ROWS; a scalar second input makes it "...u" */
 } ShapeRule;
@@ -476,7 +478,9 @@ dims_of (JsonArray *dims, guint i, gint64 out[8])
   return JSON_NODE_HOLDS_ARRAY (n) ? ints_of (json_node_get_array (n), out) : -1;
 }
 
-/* B x M x K times ... x N, from inputs A and W. */
+/* [B x] M x N times [B x] N x K, from inputs A and W.  Rows follow the
+ * measurement format's convention (NeuSight's): N is the reduction, K the
+ * output columns. */
 static void
 gemm_shape (GsMeasureRow *row, JsonArray *dims, guint a, guint w,
             gboolean batched)
@@ -488,8 +492,8 @@ gemm_shape (GsMeasureRow *row, JsonArray *dims, guint a, guint w,
     return;
   row->B = batched ? x[0] : 1;
   row->M = x[rx - 2];
-  row->K = x[rx - 1];
-  row->N = y[ry - 1];
+  row->N = x[rx - 1];
+  row->K = y[ry - 1];
 }
 
 static void
@@ -516,8 +520,20 @@ linear_shape (GsMeasureRow *row, JsonArray *dims)
   for (int k = 0; k < r - 2; k++)
     row->B *= x[k];
   row->M = x[r - 2];
-  row->K = x[r - 1];
-  row->N = w[0];
+  row->N = x[r - 1];        /* in_features: the reduction */
+  row->K = w[0];            /* out_features */
+}
+
+/* Whether input I's "Input Strides" entry (newer profilers write one beside
+ * "Input Dims") is a transposed view: its last two dimensions swapped, the
+ * next-to-last one contiguous (q @ k.transpose(-1, -2)).  FALSE when the
+ * trace has no strides. */
+static gboolean
+second_transposed (JsonArray *strides, guint i)
+{
+  gint64 st[8];
+  int r = dims_of (strides, i, st);
+  return r >= 2 && st[r - 2] == 1 && st[r - 1] != 1;
 }
 
 static void
@@ -581,6 +597,12 @@ describe_op (GsMeasureRow *row, JsonObject *op_ev)
       row->op = scalar ? g_strconcat (op_table[i].op, "u", NULL)
                        : g_strdup (op_table[i].op);
       apply_shape (row, op_table[i].rule, dims);
+      if (op_table[i].rule == SHAPE_BMM
+          && second_transposed (member_array (args, "Input Strides"), 1))
+        {
+          g_free (row->op);
+          row->op = g_strdup ("bmm_nt");
+        }
       int d = dtype_of (member_array (args, "Input type"));
       if (d >= 0)
         row->dtype = (GsDtype) d;

@@ -31,7 +31,7 @@ gs_prediction_clear (GsPrediction *p)
 }
 
 static const char *const known_ops =
-  "bmm, linear, ln, softmax, add, mul, div, pow, addu, mulu, divu, powu, "
+  "bmm, bmm_nt, linear, ln, softmax, add, mul, div, pow, addu, mulu, divu, powu, "
   "relu, gelu, tanh";
 
 static gboolean
@@ -47,14 +47,15 @@ static gboolean
 gemm_row_op (const GsMeasureSet *set, const GsMeasureRow *row, GsOp *op,
              GError **error)
 {
-  gboolean bmm = strcmp (row->op, "bmm") == 0;
+  gboolean bmm = g_str_has_prefix (row->op, "bmm");
   const char *need = bmm && row->B <= 0 ? "B" : row->M <= 0 ? "M"
                      : row->N <= 0 ? "N" : row->K <= 0 ? "K" : NULL;
   if (need != NULL)
     {
       g_autofree char *what = g_strdup_printf (
         "%s needs a positive %s (%s)", row->op, need,
-        bmm ? "B batches of [M,N] x [N,K]"
+        bmm ? (row->op[3] ? "B batches of [M,N] x [K,N]^T"
+                          : "B batches of [M,N] x [N,K]")
             : "B*M rows of N features through an nn.Linear(N, K)");
       return row_error (error, set, row, need, what);
     }
@@ -70,7 +71,8 @@ gs_predict_row_op (const GsMeasureSet *set, const GsMeasureRow *row,
   if (row->op == NULL || *row->op == '\0')
     return row_error (error, set, row, "op", "empty (expected one of bmm, "
                       "linear, ln, softmax or a pointwise op)");
-  if (strcmp (row->op, "bmm") == 0 || strcmp (row->op, "linear") == 0)
+  if (strcmp (row->op, "bmm") == 0 || strcmp (row->op, "bmm_nt") == 0
+      || strcmp (row->op, "linear") == 0)
     return gemm_row_op (set, row, op, error);
   const char *bad = NULL;
   if (gs_mem_op_from_shape (row->op, row->B, row->H, row->dtype, op, &bad))
@@ -159,7 +161,7 @@ gs_predict_row_fits (const GsArch *arch, const GsMeasureSet *set,
 {
   double B = dim (row->B), M = dim (row->M), N = dim (row->N);
   double K = dim (row->K), H = dim (row->H), elems;
-  if (g_strcmp0 (row->op, "bmm") == 0)
+  if (g_strcmp0 (row->op, "bmm") == 0 || g_strcmp0 (row->op, "bmm_nt") == 0)
     elems = B * (M * K + K * N + M * N);
   else if (g_strcmp0 (row->op, "linear") == 0)
     elems = B * M * K + N * K + B * M * N;

@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..16"
+echo "1..17"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -105,3 +105,10 @@ check 14 "no --arch: exit 2" test $? = 2
 check 15 "--format xml: exit 2" test $? = 2
 "$GPUSIM" predict --arch no-such-gpu ops.csv > /dev/null 2>&1
 check 16 "unknown arch: exit 2" test $? = 2
+
+# 17. bmm_nt: the second operand transposed (q @ k^T) runs cuBLAS's "tn"
+#     kernels; plain bmm the "nn" ones.  Same shape columns.
+"$GPUSIM" predict --arch $A layouts.csv > "$tmp/l.csv"
+check 17 "bmm runs an _nn kernel, bmm_nt a _tn one" sh -c "
+  sed -n 2p '$tmp/l.csv' | grep -q ',bmm,.*_nn,' &&
+  sed -n 3p '$tmp/l.csv' | grep -q ',bmm_nt,.*_tn,'"

@@ -891,10 +891,58 @@ test_bad_params (void)
     }
 }
 
+/* Measurement rows become GEMM ops in the data's convention: N the
+ * reduction, K the output columns; bmm_nt is bmm with a transposed second
+ * operand, which cuBLAS runs "tn". */
+static void
+test_row_ops (void)
+{
+  static const struct {
+    const char *op;
+    int64_t batch, m;
+    GsLayout layout;
+    gboolean bias;
+  } cases[] = {
+    { "linear", 1, 4 * 512, GS_LAYOUT_TN, TRUE },
+    { "bmm", 4, 512, GS_LAYOUT_NN, FALSE },
+    { "bmm_nt", 4, 512, GS_LAYOUT_TN, FALSE },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      GsMeasureRow r;
+      gs_measure_row_init (&r);
+      r.op = g_strdup (cases[i].op);
+      r.B = 4;
+      r.M = 512;
+      r.N = 64;                 /* reduction */
+      r.K = 1024;               /* output columns */
+      GsOp op;
+      g_assert_true (gs_fit_gemm_op (&r, &op));
+      g_assert_cmpint (op.batch, ==, cases[i].batch);
+      g_assert_cmpint (op.m, ==, cases[i].m);
+      g_assert_cmpint (op.n, ==, 1024);
+      g_assert_cmpint (op.k, ==, 64);
+      g_assert_cmpint (op.layout, ==, cases[i].layout);
+      g_assert_cmpint (op.bias, ==, cases[i].bias);
+      g_assert_cmpint (gs_gemm_class_of (&op), ==,
+                       i == 0 ? GS_GEMM_CLASS_LINEAR : GS_GEMM_CLASS_BMM);
+      gs_op_clear (&op);
+      gs_measure_row_clear (&r);
+    }
+  GsMeasureRow r;
+  gs_measure_row_init (&r);
+  r.op = g_strdup ("bmm_tn");
+  r.B = r.M = r.N = r.K = 8;
+  GsOp op;
+  g_assert_false (gs_fit_gemm_op (&r, &op));
+  gs_measure_row_clear (&r);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/gemm/row-ops", test_row_ops);
   g_test_add_func ("/gemm/names", test_names);
   g_test_add_func ("/gemm/occupancy", test_occupancy);
   g_test_add_func ("/gemm/grids", test_grids);

@@ -38,14 +38,15 @@ assert_shape (const GsMeasureRow *r, gint64 B, gint64 M, gint64 N, gint64 K,
 static void
 check_fixture_rows (GsMeasureSet *set)
 {
-  g_assert_cmpuint (set->rows->len, ==, 8);     /* kernels only, no memcpy */
+  g_assert_cmpuint (set->rows->len, ==, 9);     /* kernels only, no memcpy */
 
   /* Matched through "External id": aten::addmm inside aten::linear. */
   GsMeasureRow *r = row_at (set, 0);
   g_assert_cmpstr (r->device, ==, "a100-pcie-40gb");
   g_assert_cmpstr (r->kernel, ==, "ampere_sgemm_128x64_tn");
   g_assert_cmpstr (r->op, ==, "linear");
-  assert_shape (r, 1, 4096, 4096, 1024, -1);
+  /* x [4096, 1024] @ W^T [1024, 4096]: N the reduction, K the outputs. */
+  assert_shape (r, 1, 4096, 1024, 4096, -1);
   g_assert_cmpuint (r->grid[0], ==, 64);
   g_assert_cmpuint (r->grid[1], ==, 32);
   g_assert_cmpuint (r->grid[2], ==, 1);
@@ -98,7 +99,7 @@ check_fixture_rows (GsMeasureSet *set)
   g_assert_cmpstr (r->op, ==, "bmm");
   g_assert_cmpstr (r->kernel, ==,
                    "cutlass::Kernel<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>");
-  assert_shape (r, 128, 512, 512, 64, -1);
+  assert_shape (r, 128, 512, 64, 512, -1);       /* [512,64] x [64,512] */
   g_assert_cmpuint (r->grid[2], ==, 128);
 
   /* Nothing links this one: the op stays empty. */
@@ -116,6 +117,13 @@ check_fixture_rows (GsMeasureSet *set)
   g_assert_true (g_str_has_prefix (r->kernel, "at::native::vectorized_elementwise_"
                                    "kernel<4, at::native::anon::launch_clamp_scalar("));
   g_assert_true (g_str_has_suffix (r->kernel, "at::detail::Array<char*, 2> >"));
+
+  /* "Input Strides" show the second operand as a transposed view (k^T of
+   * q @ k.transpose(-1, -2)): bmm_nt, same shape columns. */
+  r = row_at (set, 8);
+  g_assert_cmpstr (r->op, ==, "bmm_nt");
+  assert_shape (r, 128, 512, 64, 512, -1);
+  g_assert_cmpstr (r->kernel, ==, "ampere_sgemm_128x64_tn");
 }
 
 static void
