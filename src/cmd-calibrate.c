@@ -19,6 +19,7 @@
 #include "calibrate/measure.h"
 #include "sim/arch.h"
 #include "sim/error.h"
+#include "workloads/mem-model.h"
 
 #include <glib/gstdio.h>
 #include <stdio.h>
@@ -159,6 +160,49 @@ load_sets (GsFit *fit, char **files, GPtrArray *sets, GError **error)
   return TRUE;
 }
 
+/* Says on standard error which of the device's rows no fitter takes
+ * (microbenchmark rows, fused attention, unknown ops, rows without a
+ * latency), counted per op, so that nothing is dropped unseen. */
+static void
+report_unfitted (const GsFit *fit)
+{
+  g_autoptr (GHashTable) count = g_hash_table_new (g_str_hash, g_str_equal);
+  guint total = 0;
+  for (guint i = 0; i < fit->rows->len; i++)
+    {
+      const GsMeasureRow *r = fit->rows->pdata[i];
+      const char *op = r->op ? r->op : "(no op)";
+      GsOp o;
+      const char *bad = NULL;
+      gboolean used = r->latency_ms > 0 && r->op != NULL
+                      && (gs_fit_gemm_op (r, &o)
+                          || gs_mem_op_from_shape (r->op, r->B, r->H,
+                                                   r->dtype, &o, &bad));
+      if (used)
+        {
+          gs_op_clear (&o);
+          continue;
+        }
+      if (r->op != NULL && r->latency_ms <= 0)
+        op = "(no latency_ms)";
+      g_hash_table_insert (count, (gpointer) op, GUINT_TO_POINTER (
+        GPOINTER_TO_UINT (g_hash_table_lookup (count, op)) + 1));
+      total++;
+    }
+  if (total == 0)
+    return;
+  g_autoptr (GList) ops = g_hash_table_get_keys (count);
+  ops = g_list_sort (ops, (GCompareFunc) strcmp);
+  g_autoptr (GString) s = g_string_new (NULL);
+  for (GList *l = ops; l; l = l->next)
+    g_string_append_printf (s, "%s%s %u", s->len ? ", " : "",
+                            (const char *) l->data, GPOINTER_TO_UINT (
+                              g_hash_table_lookup (count, l->data)));
+  fprintf (stderr, "gpusim calibrate: %u of the %u %s rows are not fitted "
+           "(no fitter takes them): %s\n", total, fit->rows->len,
+           fit->device, s->str);
+}
+
 static gboolean
 write_output (const char *path, const char *text, GError **error)
 {
@@ -254,6 +298,7 @@ calibrate (const CalibrateArgs *a, GError **error)
     g_ptr_array_new_with_free_func ((GDestroyNotify) gs_measure_free);
   if (!load_sets (fit, a->files, sets, error))
     return FALSE;
+  report_unfitted (fit);
   GsFitGemmOptions gopt;
   gs_fit_gemm_options_init (&gopt);
   if (a->rounds > 0)

@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..18"
+echo "1..20"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -65,6 +65,21 @@ cp "$OUT" "$T/first.cfg"
 check $? "recalibrating the fitted file succeeds"
 [ "$(grep -c '>>> gpusim calibrate' "$OUT")" = 1 ]
 check $? "a rerun replaces the group instead of adding one"
+! grep -q 'not fitted' "$T/log"
+check $? "every NeuSight row is taken by a fitter"
+# Rows no fitter takes are counted per op on stderr; bmm_nt rows (here
+# bmm rows renamed, kernel unknown) get their own error line.
+{
+  echo "device,op,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,B,M,N,K,H,latency_ms"
+  awk -F, -v OFS=, '$2 == "bmm" && n++ < 8 { $2 = "bmm_nt"; $3 = ""; print }' "$T/small.csv"
+  echo "a100-pcie-80gb,dram_read,,,,,,,,,,,,268435456,0.2"
+  echo "a100-pcie-80gb,attention,,,,,,,,8,512,512,64,,0.2"
+} > "$T/extra.csv"
+"$GPUSIM" calibrate --arch "$OUT" --gemm-only --rounds 1 -o "$T/out/g.cfg" \
+  "$T/small.csv" "$T/extra.csv" > "$T/log2" 2>&1 &&
+  grep -q 'not fitted (no fitter takes them): attention 1, dram_read 1$' "$T/log2" &&
+  grep -q '^bmm_nt ' "$T/log2"
+check $? "unfitted rows reported per op; bmm_nt rows fitted"
 "$GPUSIM" calibrate --arch "$OUT" --gemm-only --rounds 1 -o "$T/out/g.cfg" \
   "$T/small.csv" > /dev/null 2>&1 &&
   [ "$(grep -c '^    memory = {' "$OUT")" = "$(grep -c '^    memory = {' "$T/out/g.cfg")" ] &&
