@@ -43,20 +43,31 @@ row_error (GError **error, const GsMeasureSet *set, const GsMeasureRow *row,
   return FALSE;
 }
 
+/* What a GEMM row's shape columns mean, for OP (NULL: not a GEMM op). */
+static const char *
+gemm_row_meaning (const char *op)
+{
+  if (g_strcmp0 (op, "bmm") == 0)
+    return "B batches of [M,N] x [N,K]";
+  if (g_strcmp0 (op, "bmm_nt") == 0)
+    return "B batches of [M,N] x [K,N]^T";
+  if (g_strcmp0 (op, "linear") == 0)
+    return "B*M rows of N features through an nn.Linear(N, K)";
+  return NULL;
+}
+
 static gboolean
 gemm_row_op (const GsMeasureSet *set, const GsMeasureRow *row, GsOp *op,
              GError **error)
 {
-  gboolean bmm = g_str_has_prefix (row->op, "bmm");
+  gboolean bmm = strcmp (row->op, "linear") != 0;
   const char *need = bmm && row->B <= 0 ? "B" : row->M <= 0 ? "M"
                      : row->N <= 0 ? "N" : row->K <= 0 ? "K" : NULL;
   if (need != NULL)
     {
       g_autofree char *what = g_strdup_printf (
         "%s needs a positive %s (%s)", row->op, need,
-        bmm ? (row->op[3] ? "B batches of [M,N] x [K,N]^T"
-                          : "B batches of [M,N] x [N,K]")
-            : "B*M rows of N features through an nn.Linear(N, K)");
+        gemm_row_meaning (row->op));
       return row_error (error, set, row, need, what);
     }
   if (!gs_fit_gemm_op (row, op))
@@ -71,8 +82,7 @@ gs_predict_row_op (const GsMeasureSet *set, const GsMeasureRow *row,
   if (row->op == NULL || *row->op == '\0')
     return row_error (error, set, row, "op", "empty (expected one of bmm, "
                       "linear, ln, softmax or a pointwise op)");
-  if (strcmp (row->op, "bmm") == 0 || strcmp (row->op, "bmm_nt") == 0
-      || strcmp (row->op, "linear") == 0)
+  if (gemm_row_meaning (row->op) != NULL)
     return gemm_row_op (set, row, op, error);
   const char *bad = NULL;
   if (gs_mem_op_from_shape (row->op, row->B, row->H, row->dtype, op, &bad))
@@ -161,10 +171,9 @@ gs_predict_row_fits (const GsArch *arch, const GsMeasureSet *set,
 {
   double B = dim (row->B), M = dim (row->M), N = dim (row->N);
   double K = dim (row->K), H = dim (row->H), elems;
-  if (g_strcmp0 (row->op, "bmm") == 0 || g_strcmp0 (row->op, "bmm_nt") == 0)
-    elems = B * (M * K + K * N + M * N);
-  else if (g_strcmp0 (row->op, "linear") == 0)
-    elems = B * M * K + N * K + B * M * N;
+  if (gemm_row_meaning (row->op) != NULL)   /* a linear's weight is one */
+    elems = B * M * K + (g_strcmp0 (row->op, "linear") ? B : 1) * N * K
+            + B * M * N;
   else
     elems = 2 * B * H;                   /* input and output */
   double bytes = elems * gs_dtype_bytes (row->dtype);
