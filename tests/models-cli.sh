@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..13"
+echo "1..15"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -23,6 +23,26 @@ for w in gpt2 bert llama mixtral t5; do
     fail "examples/$w.workload"
   fi
 done
+
+# Every shipped config.json runs in inference; the Qwen3 one (q/k norms,
+# its own head_dim) in bf16 training too, its backward above its forward.
+bad=
+for c in examples/configs/*.json; do
+  "$GPUSIM" run "$c" --arch h100 --batch 2 --seq 256 --format json \
+    > "$tmp/c.json" 2> "$tmp/err" &&
+    awk -v t="$("$J" "$tmp/c.json" total_ms)" 'BEGIN { exit !(t > 0) }' ||
+    bad="$bad $c"
+done
+if [ -z "$bad" ]; then ok "examples/configs/*.json run"; else fail "failed:$bad"; fi
+if "$GPUSIM" run examples/configs/qwen3-8b.json --arch h100 --batch 1 \
+     --seq 512 --mode training --dtype bf16 --format json > "$tmp/q.json" \
+     2> "$tmp/err" &&
+   awk -v f="$("$J" "$tmp/q.json" forward_ms)" \
+       -v b="$("$J" "$tmp/q.json" backward_ms)" 'BEGIN { exit !(f > 0 && b > f) }'; then
+  ok "qwen3-8b training"
+else
+  fail "qwen3-8b training"
+fi
 
 # A config.json on the command line, as in DESIGN.md.
 if "$GPUSIM" run data/neusight/models/gpt3_27.json --arch h100 --batch 8 \

@@ -339,6 +339,53 @@ test_gpt2_shapes (void)
   g_assert_cmpint (sm->cols, ==, 16);
 }
 
+/* Qwen2 and Qwen3 run Llama's layer with their differences: Qwen2's q/k/v
+ * carry a bias and its o_proj none; Qwen3 takes head_dim from the file
+ * (32 here, not 64 / 4), adds an RMSNorm (six kernels in fp32) over each
+ * head of q and of k, and mlp_bias gives gate/up/down a bias. */
+static void
+test_qwen (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) ll = plan_fixture ("tiny-llama.json", &r);
+  g_autoptr (GsModelPlan) q2 = plan_fixture ("tiny-qwen2.json", &r);
+  g_autoptr (GsModelPlan) q3 = plan_fixture ("tiny-qwen3.json", &r);
+  const char *proj[] = { "q_proj", "k_proj", "v_proj", "o_proj" };
+  for (guint i = 0; i < G_N_ELEMENTS (proj); i++)
+    {
+      g_autofree char *tag = g_strdup_printf ("layers.0.self_attn.%s",
+                                              proj[i]);
+      const GsOp *l = find_op (ll, 0, tag, NULL), *q = find_op (q2, 0, tag,
+                                                               NULL);
+      g_assert_nonnull (l);
+      g_assert_nonnull (q);
+      g_assert_false (l->bias);
+      g_assert_cmpint (q->bias, ==, i < 3);
+    }
+  g_assert_cmpuint (count_ops (q2, 0, -1, GS_OP_GEMM, NULL), ==,
+                    count_ops (ll, 0, -1, GS_OP_GEMM, NULL));
+
+  /* 32 tokens; q: 4 heads x 32, k and v: 2 heads x 32. */
+  assert_gemm (find_op (q3, 0, "layers.0.self_attn.q_proj", NULL), 1, 32,
+               128, 64);
+  assert_gemm (find_op (q3, 0, "layers.0.self_attn.k_proj", NULL), 1, 32,
+               64, 64);
+  assert_gemm (find_op (q3, 0, "layers.0.self_attn.o_proj", NULL), 1, 32,
+               64, 128);
+  g_assert_true (find_op (q3, 0, "layers.0.mlp.down_proj", NULL)->bias);
+  g_assert_false (find_op (q3, 0, "layers.0.self_attn.o_proj", NULL)->bias);
+  g_assert_cmpuint (count_ops (ll, 0, -1, -1, "rsqrt"), ==, 2);
+  g_assert_cmpuint (count_ops (q3, 0, -1, -1, "rsqrt"), ==, 4);
+  g_assert_cmpuint (count_ops (q3, 0, -1, -1, NULL), ==,
+                    count_ops (ll, 0, -1, -1, NULL) + 12);
+  /* q_norm normalises 32 tokens x 4 heads rows of 32; k_norm 32 x 2. */
+  const GsOp *qn = find_op (q3, 0, "layers.0.self_attn", "rsqrt");
+  const GsOp *kn = find_op (q3, 1, "layers.0.self_attn", "rsqrt");
+  g_assert_nonnull (kn);
+  g_assert_cmpint (qn->rows, ==, 32 * 4);
+  g_assert_cmpint (kn->rows, ==, 32 * 2);
+}
+
 static void
 test_moe_and_encdec (void)
 {
@@ -1230,6 +1277,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/config/bad-requests", test_bad_requests);
   g_test_add_func ("/models/layers/counts", test_layers);
   g_test_add_func ("/models/layers/gpt2-shapes", test_gpt2_shapes);
+  g_test_add_func ("/models/layers/qwen", test_qwen);
   g_test_add_func ("/models/layers/moe-encdec", test_moe_and_encdec);
   g_test_add_func ("/models/measured/bert-large", test_measured_bert);
   g_test_add_func ("/models/measured/gpt2-large", test_measured_gpt2);

@@ -45,6 +45,12 @@ static const FamilyKeys families[] = {
   { "mistral", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 14336,
     "max_position_embeddings", 32768, "hidden_act", "silu" },
+  { "qwen2", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 22016,
+    "max_position_embeddings", 32768, "hidden_act", "silu" },
+  { "qwen3", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 22016,
+    "max_position_embeddings", 32768, "hidden_act", "silu" },
   { "mixtral", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 14336,
     "max_position_embeddings", 131072, "hidden_act", "silu" },
@@ -69,8 +75,8 @@ gs_hf_family_name (GsHfFamily f)
 const char *
 gs_hf_supported_types (void)
 {
-  return "gpt2, bert, opt, gpt_neo, llama, mistral, mixtral, "
-         "switch_transformers, t5";
+  return "gpt2, bert, opt, gpt_neo, llama, mistral, qwen2, qwen3, "
+         "mixtral, switch_transformers, t5";
 }
 
 /* Bounds on what a config may say, far above any published model (the
@@ -421,13 +427,24 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
 {
   c->gated = TRUE;
   c->pre_norm = TRUE;
+  /* Qwen2 gives q/k/v a bias and o_proj none, whatever the file says;
+   * Llama, Mistral and Qwen3 give all four attention_bias's.  Qwen3 adds
+   * an RMSNorm over each head of q and k.  Newer configs spell the head
+   * size out (head_dim; Qwen3's 128 with hidden 2560 and 32 heads). */
+  gboolean qwen2 = strcmp (c->model_type, "qwen2") == 0;
+  c->qk_norm = strcmp (c->model_type, "qwen3") == 0;
   if (!get_int (r, "num_key_value_heads", c->heads, FALSE, &c->kv_heads,
                 error)
+      || !get_int (r, "head_dim", 0, FALSE, &c->head_dim, error)
       || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
                     error)
-      || !get_bool (r, "attention_bias", FALSE, &c->linear_bias, error)
+      || !get_bool (r, "attention_bias", qwen2, &c->linear_bias, error)
+      || !get_bool (r, "mlp_bias", FALSE, &c->mlp_bias, error)
       || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error))
     return FALSE;
+  if (qwen2)
+    c->linear_bias = TRUE;
+  c->o_bias = c->linear_bias && !qwen2;
   if (c->heads % c->kv_heads != 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,

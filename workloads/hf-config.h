@@ -17,7 +17,7 @@ typedef enum {
   GS_HF_BERT,
   GS_HF_OPT,
   GS_HF_GPT_NEO,
-  GS_HF_LLAMA,     /* llama, mistral */
+  GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3 */
   GS_HF_MIXTRAL,
   GS_HF_SWITCH,    /* switch_transformers */
   GS_HF_T5,
@@ -56,7 +56,12 @@ typedef struct {
   gboolean pre_norm;       /* layer norm before attention/FFN (OPT flag) */
   gboolean tie_embeddings; /* LM head shares the token embedding */
   gboolean scale_attn;     /* GPT-2 scale_attn_weights */
-  gboolean linear_bias;    /* projections carry a bias */
+  gboolean linear_bias;    /* projections carry a bias (Llama family: q/k/v) */
+  gboolean o_bias;         /* Llama family: the attention output projection
+                            * carries a bias (Llama's attention_bias; never
+                            * Qwen2's, whose q/k/v always do) */
+  gboolean mlp_bias;       /* Llama family: gate/up/down carry a bias */
+  gboolean qk_norm;        /* Qwen3: RMSNorm over each head of q and k */
   gboolean pad_check;      /* BERT: without an attention mask the model
                             * looks for pad_token_id in input_ids */
 

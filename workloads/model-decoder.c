@@ -443,7 +443,11 @@ llama_attn (GsMb *b, int i, int x, int mask)
   gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
   gs_mg_module (g);
   int q = gs_mg_linear (g, "q_proj", x, T, H, c->heads * D, -1, bias, FALSE);
+  if (c->qk_norm)   /* Qwen3: q_norm over each head, before the transpose */
+    q = gs_mb_rmsnorm (b, q, T * c->heads, D);
   int k = gs_mg_linear (g, "k_proj", x, T, H, KV * D, -1, bias, FALSE);
+  if (c->qk_norm)
+    k = gs_mb_rmsnorm (b, k, T * KV, D);
   int v = gs_mg_linear (g, "v_proj", x, T, H, KV * D, -1, bias, FALSE);
   gs_mg_host (g, GS_HOST_VIEW, 6);
   if (g->opt.training)
@@ -477,7 +481,7 @@ llama_attn (GsMb *b, int i, int x, int mask)
   a.p_drop = c->p_attn;
   gs_mg_host (g, GS_HOST_PY, 8);
   int ctx = gs_mb_attention (b, &a, q, k, v);
-  return gs_mg_linear (g, "o_proj", ctx, T, c->heads * D, H, -1, bias,
+  return gs_mg_linear (g, "o_proj", ctx, T, c->heads * D, H, -1, c->o_bias,
                        FALSE);
 }
 
@@ -494,12 +498,13 @@ llama_mlp (GsMb *b, int i, int x)
     }
   gs_mb_scope (b, i, "model.layers.%d.mlp", i);
   gs_mg_module (g);
-  int gate = gs_mg_linear (g, "gate_proj", x, T, H, c->ffn, -1, FALSE, FALSE);
+  gboolean bias = c->mlp_bias;
+  int gate = gs_mg_linear (g, "gate_proj", x, T, H, c->ffn, -1, bias, FALSE);
   int a = gs_mb_act (b, c->act, gate, T, c->ffn);
-  int up = gs_mg_linear (g, "up_proj", x, T, H, c->ffn, -1, FALSE, FALSE);
+  int up = gs_mg_linear (g, "up_proj", x, T, H, c->ffn, -1, bias, FALSE);
   int m = gs_mg_pointwise (g, "mul", GS_BW_MUL, a, up, T, c->ffn, 1, 0,
                            FALSE);
-  return gs_mg_linear (g, "down_proj", m, T, c->ffn, H, -1, FALSE, FALSE);
+  return gs_mg_linear (g, "down_proj", m, T, c->ffn, H, -1, bias, FALSE);
 }
 
 GsMbOut
