@@ -274,6 +274,57 @@ test_bandwidth (void)
   gs_op_clear (&op);
 }
 
+/* DRAM bytes per element of a broadcast add over the scores [B,H,S,S]
+ * (fp32, B 8, H 32, S 2048): a row bias stays cached (8 bytes: read the
+ * scores, write the sum); a [B,1,S,S] mask shared by the heads is read
+ * again for every head when one head's slab (3 x 16 MiB) outgrows L2 (12
+ * bytes), and read once when the slab is small (S 256 on the A100: about
+ * 8 bytes). */
+static double
+bcast_dram_per_elem (const GsArch *a, int64_t S, int64_t bcast, int64_t per)
+{
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_ELEMENTWISE;
+  op.name = g_strdup ("add");
+  op.dtype = GS_DTYPE_FP32;
+  op.rows = 8 * 32 * S;
+  op.cols = S;
+  op.n_in = 1;
+  op.n_small_in = 1;
+  op.n_out = 1;
+  op.alu_per_elem = 1;
+  op.bcast_elems = bcast;
+  op.bcast_period = per;
+  g_autoptr (GArray) k = lower (a, &op, NULL);
+  double dram = 0;
+  for (guint i = 0; i < k->len; i++)
+    {
+      const GsKernel *kk = &g_array_index (k, GsKernel, i);
+      dram += kk->work.dram_bytes * kk->grid[0];
+    }
+  double n = (double) gs_op_elems (&op);
+  gs_op_clear (&op);
+  return dram / n;
+}
+
+static void
+test_broadcast_bytes (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
+  int64_t S = 2048;
+  double row = bcast_dram_per_elem (a, S, 0, 0);
+  double mask = bcast_dram_per_elem (a, S, 8 * S * S, S * S);
+  g_assert_cmpfloat (fabs (row - 8.0), <, 0.1);
+  g_assert_cmpfloat (fabs (mask - 12.0), <, 0.1);
+  /* The same mask used again only after all of it: still re-read. */
+  g_assert_cmpfloat (bcast_dram_per_elem (a, S, 8 * S * S, 0), >, 11.9);
+  /* S = 256: a slab of 3 x 256 KiB stays in L2. */
+  double small = bcast_dram_per_elem (a, 256, 8 * 256 * 256, 256 * 256);
+  g_assert_cmpfloat (small, <, 8.0 + 4.0 / 32 + 0.05);
+  g_assert_cmpfloat (small, >, 8.0);
+}
+
 /* A small op costs its host floor: pre + post. */
 static void
 test_host_floor (void)
@@ -693,6 +744,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/monotonic", test_monotonic);
   g_test_add_func ("/memory/bandwidth", test_bandwidth);
   g_test_add_func ("/memory/host-floor", test_host_floor);
+  g_test_add_func ("/memory/broadcast-bytes", test_broadcast_bytes);
   g_test_add_func ("/memory/other-kinds", test_other_kinds);
   g_test_add_func ("/memory/params-round-trip", test_params_round_trip);
   g_test_add_func ("/memory/params-unknown-key", test_params_unknown_key);

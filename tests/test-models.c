@@ -386,6 +386,32 @@ test_qwen (void)
   g_assert_cmpint (kn->rows, ==, 32 * 2);
 }
 
+/* Masks added to the scores say how the heads share them (B=2, S=16, 4
+ * heads): OPT's [B,1,S,S] mask one S x S slab per sequence, BERT's
+ * [B,1,1,S] one row, GPT-2's bool causal buffer [1,1,S,S] all of it. */
+static void
+test_mask_broadcast (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) opt = plan_fixture ("tiny-opt.json", &r);
+  const GsOp *m = find_op (opt, 0, "layers.0.self_attn", "add");
+  g_assert_nonnull (m);
+  g_assert_cmpint (m->rows * m->cols, ==, 2 * 4 * 16 * 16);
+  g_assert_cmpint (m->bcast_elems, ==, 2 * 16 * 16);
+  g_assert_cmpint (m->bcast_period, ==, 16 * 16);
+  g_autoptr (GsModelPlan) bert = plan_fixture ("tiny-bert.json", &r);
+  m = find_op (bert, 0, "layer.0.attention.self", "add");
+  g_assert_nonnull (m);
+  g_assert_cmpint (m->bcast_elems, ==, 2 * 16);
+  g_assert_cmpint (m->bcast_period, ==, 16);
+  g_autoptr (GsModelPlan) gpt = plan_fixture ("tiny-gpt2.json", &r);
+  m = find_op (gpt, 0, "h.0.attn", "where");
+  g_assert_nonnull (m);
+  g_assert_cmpint (m->bcast_elems, ==, 16 * 16);
+  g_assert_cmpint (m->bcast_period, ==, 0);
+  g_assert_cmpint (m->bcast_esize, ==, 1);
+}
+
 static void
 test_moe_and_encdec (void)
 {
@@ -1278,6 +1304,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/counts", test_layers);
   g_test_add_func ("/models/layers/gpt2-shapes", test_gpt2_shapes);
   g_test_add_func ("/models/layers/qwen", test_qwen);
+  g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);
   g_test_add_func ("/models/layers/moe-encdec", test_moe_and_encdec);
   g_test_add_func ("/models/measured/bert-large", test_measured_bert);
   g_test_add_func ("/models/measured/gpt2-large", test_measured_gpt2);

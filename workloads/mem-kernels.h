@@ -34,6 +34,7 @@ typedef struct {
   double in_bytes;          /* first reads of full-size inputs */
   double reread_bytes;      /* reads of data the block read before */
   double small_bytes;       /* broadcast operands (bias, gamma): cached */
+  double small_dram_bytes;  /* what of a large broadcast operand L2 misses */
   double out_bytes;         /* stores */
   double misaligned_rows;   /* rows whose start is not 32-byte aligned */
   double alu, sfu, other;   /* thread-level operations */
@@ -44,6 +45,13 @@ typedef struct {
 } MemSpec;
 
 void mem_spec_init (MemSpec *s, GsMemFamily fam, const char *name);
+
+/* Bytes per output element that L->op's large broadcast input (GsOp
+ * bcast_elems) moves through L2 (*L2: its element size) and from DRAM
+ * (*DRAM), the op streaming FULL_OPERANDS full-size tensors besides it;
+ * both 0 when the op has none. */
+void mem_bcast_bytes (const MemLower *L, int full_operands, double *l2,
+                      double *dram);
 
 /* Appends the kernel S describes (and frees S's name). */
 gboolean mem_emit (MemLower *L, MemSpec *s, GError **error);

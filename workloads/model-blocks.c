@@ -70,9 +70,31 @@ attn_scale (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
   return s;
 }
 
+/* Marks the op just added as reading value V broadcast: when V is larger
+ * than a row, with PERIOD of its elements streamed between two uses of
+ * one (GsOp.bcast_period; 0: all of it) and ESIZE bytes each (0: the
+ * op's dtype). */
+static void
+mark_bcast (GsMg *g, int v, int64_t period, int esize)
+{
+  GsOp *op = &gs_mg_last (g)->op;
+  int64_t e = gs_mg_val (g, v)->elems;
+  if (e <= op->cols || e >= gs_op_elems (op))
+    return;
+  op->bcast_elems = e;
+  op->bcast_period = period;
+  op->bcast_esize = esize;
+}
+
+/* Masks and biases added to the scores [B,H,Sq,Sk] (ROWS = B x H x Sq,
+ * COLS = Sk).  A mask with a batch dimension, [B,1,Sq,Sk] or [B,1,1,Sk],
+ * is shared by the heads of its sequence: one slab of Sq x Sk (or Sk)
+ * between uses; GPT-2's bool buffer [1,1,Sq,Sk] and T5's bias
+ * [1,H,Sq,Sk] are used again only after all of them. */
 static int
 attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
 {
+  int64_t batch = rows / MAX (a->heads * a->seq_q, 1);
   if (a->causal_where == GS_MB_MASK_WHERE)
     {
       /* where(causal_mask, w, mask_value): the bool buffer slice and the
@@ -83,11 +105,19 @@ attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
       GsMgNode *n = gs_mg_last (g);
       n->op.n_small_in = 2;
       n->bw_name = "where";
+      if (a->seq_q > 1)        /* the bool buffer's [Sq, Sk] slice */
+        {
+          n->op.bcast_elems = a->seq_q * cols;
+          n->op.bcast_esize = 1;
+        }
     }
   if (a->mask >= 0)
     {
       s = gs_mg_pointwise (g, "add", GS_BW_ADD_BCAST, s, a->mask, rows,
                            cols, 1, 0, FALSE);
+      int64_t m = gs_mg_val (g, a->mask)->elems;
+      gboolean batched = m == batch * a->seq_q * cols || m == batch * cols;
+      mark_bcast (g, a->mask, batched ? m / MAX (batch, 1) : 0, 0);
       if (a->mask_max)
         {
           /* torch.max(w, torch.tensor(min, device=...)): the scalar is
@@ -106,6 +136,7 @@ attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
       gboolean full = gs_mg_val (g, a->bias)->elems >= rows * cols;
       s = gs_mg_pointwise (g, "add_", full ? GS_BW_PASS : GS_BW_ADD_BCAST, s,
                            a->bias, rows, cols, 1, 0, FALSE);
+      mark_bcast (g, a->bias, 0, 0);
     }
   return s;
 }

@@ -474,14 +474,16 @@ op_key (const GsOp *o)
                           "|%d|%d|%d|%a|%a|%d|%d|%" G_GINT64_FORMAT
                           "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
                           "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%d|%d|%" G_GINT64_FORMAT "|%s",
+                          "|%d|%d|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
+                          "|%" G_GINT64_FORMAT "|%d|%s",
                           o->kind, o->name, o->dtype, o->phase, o->batch,
                           o->m, o->n, o->k, o->layout, o->bias, o->rows,
                           o->cols, o->n_in, o->n_out, o->n_small_in,
                           o->alu_per_elem, o->sfu_per_elem, o->scalar_operand,
                           o->reduce_dim, o->heads, o->kv_heads, o->seq_q,
                           o->seq_k, o->head_dim, o->causal, o->attn,
-                          o->params, o->fused ? o->fused : "");
+                          o->params, o->bcast_elems, o->bcast_period,
+                          o->bcast_esize, o->fused ? o->fused : "");
 }
 
 /* The kernels OP launches, lowered once per distinct op (repeated layers

@@ -63,6 +63,14 @@ typedef struct {
   int n_in;                /* full-size input tensors read */
   int n_out;               /* full-size output tensors written */
   int n_small_in;          /* broadcast inputs (a row, a column or a scalar) */
+  /* One broadcast input larger than a row: an attention mask [B,1,S,L]
+   * added to scores [B,H,S,L], T5's position bias [1,H,S,L] over the
+   * batch.  Its elements, how many of them the op streams before it uses
+   * one again (the mask: S x L, one head's slab; 0: all of them) and its
+   * element size in bytes (0: the op's dtype; GPT-2's causal buffer is
+   * bool).  0 elements: none, every broadcast input stays in cache. */
+  int64_t bcast_elems, bcast_period;
+  int bcast_esize;
   double alu_per_elem;     /* ALU operations per element */
   double sfu_per_elem;     /* transcendental operations per element */
   gboolean scalar_operand; /* tensor-scalar form (addu, mulu ...) */

@@ -251,11 +251,14 @@ emit_group (Fuse *f, Group *grp)
   g_autoptr (GString) names = g_string_new (NULL);
   int full = 0, small = 0, outs = 0, first_in = -1;
   double alu = 0, sfu = 0;
-  const GsOp *shape = NULL;
+  const GsOp *shape = NULL, *bcast = NULL;
   for (guint m = 0; m < grp->members->len; m++)
     {
       const GsMgNode *n = gs_mg_node (g, g_array_index (grp->members, guint,
                                                         m));
+      if (n->op.bcast_elems > 0
+          && (bcast == NULL || n->op.bcast_elems > bcast->bcast_elems))
+        bcast = &n->op;     /* a mask added in the group: still streamed */
       int ids = 0;
       for (int j = 0; j < n->n_in; j++)
         {
@@ -304,6 +307,12 @@ emit_group (Fuse *f, Group *grp)
   op.reduce_dim = grp->col_reduce ? 0 : 1;
   op.n_in = full;
   op.n_small_in = small;
+  if (bcast != NULL && small > 0)
+    {
+      op.bcast_elems = bcast->bcast_elems;
+      op.bcast_period = bcast->bcast_period;
+      op.bcast_esize = bcast->bcast_esize;
+    }
   op.n_out = MAX (outs, 1);
   op.alu_per_elem = alu;
   op.sfu_per_elem = sfu;
