@@ -438,13 +438,12 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
       || !get_int (r, "head_dim", 0, FALSE, &c->head_dim, error)
       || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
                     error)
-      || !get_bool (r, "attention_bias", qwen2, &c->linear_bias, error)
+      || !get_bool (r, "attention_bias", FALSE, &c->linear_bias, error)
       || !get_bool (r, "mlp_bias", FALSE, &c->mlp_bias, error)
       || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error))
     return FALSE;
-  if (qwen2)
-    c->linear_bias = TRUE;
   c->o_bias = c->linear_bias && !qwen2;
+  c->linear_bias = c->linear_bias || qwen2;
   if (c->heads % c->kv_heads != 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
