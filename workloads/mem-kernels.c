@@ -124,13 +124,12 @@ mem_spec_init (MemSpec *s, GsMemFamily fam, const char *name)
  * profiles of OPT-1.3B time that add 1.33-1.47x the torch.max that
  * follows it on the same scores, V100, A100 and H100). */
 void
-mem_bcast_bytes (const MemLower *L, int full_operands, double *l2,
-                 double *dram)
+mem_add_bcast (const MemLower *L, MemSpec *s, int n_small, int full_operands,
+               double elems, double counted)
 {
   const GsOp *op = L->op;
-  *l2 = *dram = 0;
   double n = (double) gs_op_elems (op);
-  if (op->bcast_elems <= 0 || n <= 0)
+  if (n_small <= 0 || op->bcast_elems <= 0 || n <= 0)
     return;
   double esz = mem_esize (op->dtype);
   double besz = op->bcast_esize > 0 ? op->bcast_esize : esz;
@@ -139,8 +138,8 @@ mem_bcast_bytes (const MemLower *L, int full_operands, double *l2,
   double hit = gs_mem_l2_hit (L->arch, L->p,
                               period * (besz + full_operands * esz));
   double first = MIN (1.0, (double) op->bcast_elems / n);
-  *l2 = besz;
-  *dram = besz * (first + (1 - first) * (1 - hit));
+  s->small_bytes += elems * besz - counted;
+  s->small_dram_bytes = elems * besz * (first + (1 - first) * (1 - hit));
 }
 
 /* Fractions of a block's rereads served by L1 and by L2. */

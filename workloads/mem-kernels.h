@@ -46,12 +46,12 @@ typedef struct {
 
 void mem_spec_init (MemSpec *s, GsMemFamily fam, const char *name);
 
-/* Bytes per output element that L->op's large broadcast input (GsOp
- * bcast_elems) moves through L2 (*L2: its element size) and from DRAM
- * (*DRAM), the op streaming FULL_OPERANDS full-size tensors besides it;
- * both 0 when the op has none. */
-void mem_bcast_bytes (const MemLower *L, int full_operands, double *l2,
-                      double *dram);
+/* When one of S's N_SMALL broadcast operands is L->op's large one (GsOp
+ * bcast_elems), read with each of the block's ELEMS outputs while the op
+ * streams FULL_OPERANDS full-size tensors: replaces the COUNTED bytes S
+ * has for it by what it moves through L2, and sets what L2 misses of it. */
+void mem_add_bcast (const MemLower *L, MemSpec *s, int n_small,
+                    int full_operands, double elems, double counted);
 
 /* Appends the kernel S describes (and frees S's name). */
 gboolean mem_emit (MemLower *L, MemSpec *s, GError **error);

@@ -30,20 +30,6 @@
  * element for the 2-3 collapsed dimensions of typical views. */
 #define STRIDED_OPERAND_OVERHEAD 6.0
 
-/* One of the N_SMALL broadcast operands of a block of ELEMS outputs may be
- * the op's large one (mem_bcast_bytes), which L2 does not always keep. */
-static void
-add_bcast (const MemLower *L, MemSpec *s, int n_small, int full_operands,
-           double elems, double esz)
-{
-  double l2, dram;
-  mem_bcast_bytes (L, full_operands, &l2, &dram);
-  if (n_small <= 0 || l2 <= 0)
-    return;
-  s->small_bytes += elems * (l2 - esz);
-  s->small_dram_bytes = elems * dram;
-}
-
 /* Splits N elements as TensorIterator's 32-bit indexing does. */
 static void
 split32 (int64_t n, double esz, GArray *pieces)
@@ -105,7 +91,7 @@ pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
   s.in_bytes = n_in * elems * esz;
   s.small_bytes = n_small * elems * esz;
   s.out_bytes = n_out * elems * esz;
-  add_bcast (L, &s, n_small, n_in + n_out, elems, esz);
+  mem_add_bcast (L, &s, n_small, n_in + n_out, elems, elems * esz);
   s.alu = elems * alu;
   s.sfu = elems * sfu;
   /* Half and bfloat16 compute in fp32: a conversion per operand value. */
@@ -232,7 +218,7 @@ mem_lower_triton_pointwise (MemLower *L, GError **error)
   s.in_bytes = n_in * xblock * esz;
   s.small_bytes = MAX (op->n_small_in, 0) * xblock * esz;
   s.out_bytes = n_out * xblock * esz;
-  add_bcast (L, &s, op->n_small_in, n_in + n_out, xblock, esz);
+  mem_add_bcast (L, &s, op->n_small_in, n_in + n_out, xblock, xblock * esz);
   s.alu = xblock * alu;
   s.sfu = xblock * sfu;
   s.other = s.bx * VEC_THREAD_OVERHEAD + (esz < 4 ? xblock * operands : 0);

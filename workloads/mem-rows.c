@@ -531,13 +531,9 @@ mem_lower_triton_reduction (MemLower *L, GError **error)
   s.in_bytes = n_in * elems * esz;
   s.reread_bytes = (passes - 1) * elems * esz;
   s.small_bytes = MAX (op->n_small_in, 0) * cols * esz;
-  double bc_l2, bc_dram;     /* a mask fused in: read with every element */
-  mem_bcast_bytes (L, n_in + MAX (op->n_out, 1), &bc_l2, &bc_dram);
-  if (op->n_small_in > 0 && bc_l2 > 0)
-    {
-      s.small_bytes += elems * bc_l2 - cols * esz;
-      s.small_dram_bytes = elems * bc_dram;
-    }
+  /* A mask fused in is read with every element, not once per row. */
+  mem_add_bcast (L, &s, op->n_small_in, n_in + MAX (op->n_out, 1), elems,
+                 cols * esz);
   s.out_bytes = kind == RED_SUM ? xblock * esz : MAX (op->n_out, 1) * elems
                                                  * esz;
   s.misaligned_rows = persistent ? 0 : misaligned_fraction (cols * esz);
