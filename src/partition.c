@@ -22,7 +22,8 @@ gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
     { "seq", 's', 0, G_OPTION_ARG_INT, &a->seq,
       "sequence length (model workloads)", "N" },
     { "mode", 'm', 0, G_OPTION_ARG_STRING, &a->mode,
-      "inference or training", "MODE" },
+      "inference, training or decode (decode steps only: a KV cache of --seq "
+      "tokens already filled)", "MODE" },
     { "runtime", 'r', 0, G_OPTION_ARG_STRING, &a->runtime,
       "eager (PyTorch eager) or compiled (torch.compile)", "RUNTIME" },
     { "dtype", 'd', 0, G_OPTION_ARG_STRING, &a->dtype,
@@ -87,8 +88,9 @@ gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
   o->seq = a->seq;
   o->gen_tokens = a->gen_tokens;
   if (a->mode && strcmp (a->mode, "inference") != 0
-      && strcmp (a->mode, "training") != 0)
-    return gs_cli_usage (error, "--mode %s: use inference or training", a->mode);
+      && strcmp (a->mode, "training") != 0 && strcmp (a->mode, "decode") != 0)
+    return gs_cli_usage (error, "--mode %s: use inference, training or decode",
+                         a->mode);
   o->mode = a->mode;
   if (a->runtime && (o->runtime = gs_runtime_parse (a->runtime)) < 0)
     return gs_cli_usage (error, "--runtime %s: use eager or compiled", a->runtime);

@@ -80,6 +80,23 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
   for (int p = 0; p < GS_PHASE_COUNT; p++)
     if (p != GS_PHASE_LOSS)
       sum->total_ms += sum->phase_ms[p];
+
+  if (prog->gen_tokens <= 0)
+    return;
+  GsTime prefill_end = 0;
+  for (guint i = 0; i < prog->launches->len; i++)
+    {
+      const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
+      if (l->op >= prog->ops->len)
+        continue;
+      int step = g_array_index (prog->ops, GsOp, l->op).step;
+      sum->decode_steps = MAX (sum->decode_steps, step);
+      if (step == 0)
+        prefill_end = MAX (prefill_end, gs_gpu_result (gpu, i)->end);
+    }
+  sum->gen_tokens = prog->gen_tokens;
+  sum->first_token_ms = ps_ms (prefill_end);
+  sum->decode_ms = MAX (0.0, sum->total_ms - sum->first_token_ms);
 }
 
 /* ------------------------------------------------------------ aggregates */
@@ -226,6 +243,31 @@ write_breakdown (FILE *out, const char *title, GPtrArray *aggs,
     }
 }
 
+/* Time to first token and time per decode step. */
+static void
+write_generation (FILE *out, const GsSummary *sum)
+{
+  if (sum->gen_tokens <= 0)
+    return;
+  g_autofree char *step = gs_format_time (
+    sum->decode_steps > 0 ? sum->decode_ms / sum->decode_steps : 0);
+  g_autofree char *dec = gs_format_time (sum->decode_ms);
+  if (sum->first_token_ms > 0)
+    {
+      g_autofree char *first = gs_format_time (sum->first_token_ms);
+      fprintf (out, "  %d tokens per sequence: the first after %s (prefill)",
+               sum->gen_tokens, first);
+      if (sum->decode_steps > 0)
+        fprintf (out, ", then %d decode step%s of %s (%s in all)",
+                 sum->decode_steps, sum->decode_steps == 1 ? "" : "s", step,
+                 dec);
+      fputc ('\n', out);
+    }
+  else
+    fprintf (out, "  %d decode step%s of %s, one token per sequence each\n",
+             sum->decode_steps, sum->decode_steps == 1 ? "" : "s", step);
+}
+
 static void
 write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
             const GsSummary *sum, guint max_rows)
@@ -258,6 +300,7 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   fprintf (out, "\n  %u kernel launches, GPU busy %s (%.1f%% of the time)\n",
            prog->launches->len, busy,
            sum->span_ms > 0 ? 100 * sum->gpu_busy_ms / sum->span_ms : 0);
+  write_generation (out, sum);
 
   if (prog->launches->len <= 64 || prog->model == NULL)
     {
@@ -315,7 +358,7 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
 
 static void
 json_kernel (JsonBuilder *b, const GsLaunch *l, const GsKernelResult *r,
-             guint i)
+             guint i, int step)
 {
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "index");
@@ -333,6 +376,11 @@ json_kernel (JsonBuilder *b, const GsLaunch *l, const GsKernelResult *r,
   json_builder_add_string_value (b, gs_phase_name (l->phase));
   json_builder_set_member_name (b, "layer");
   json_builder_add_int_value (b, l->layer);
+  if (step >= 0)
+    {
+      json_builder_set_member_name (b, "step");
+      json_builder_add_int_value (b, step);
+    }
   json_builder_set_member_name (b, "stream");
   json_builder_add_int_value (b, l->k.stream);
   json_builder_set_member_name (b, "grid");
@@ -417,6 +465,21 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   json_builder_add_double_value (b, sum->phase_ms[GS_PHASE_OPTIMIZER]);
   json_builder_set_member_name (b, "loss_ms");
   json_builder_add_double_value (b, sum->phase_ms[GS_PHASE_LOSS]);
+  if (sum->gen_tokens > 0)
+    {
+      json_builder_set_member_name (b, "gen_tokens");
+      json_builder_add_int_value (b, sum->gen_tokens);
+      json_builder_set_member_name (b, "first_token_ms");
+      json_builder_add_double_value (b, sum->first_token_ms);
+      json_builder_set_member_name (b, "decode_steps");
+      json_builder_add_int_value (b, sum->decode_steps);
+      json_builder_set_member_name (b, "decode_ms");
+      json_builder_add_double_value (b, sum->decode_ms);
+      json_builder_set_member_name (b, "decode_step_ms");
+      json_builder_add_double_value (b, sum->decode_steps > 0
+                                        ? sum->decode_ms / sum->decode_steps
+                                        : 0.0);
+    }
   json_builder_set_member_name (b, "span_ms");
   json_builder_add_double_value (b, sum->span_ms);
   json_builder_set_member_name (b, "gpu_busy_ms");
@@ -426,8 +489,12 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   json_builder_set_member_name (b, "kernels");
   json_builder_begin_array (b);
   for (guint i = 0; i < prog->launches->len; i++)
-    json_kernel (b, &g_array_index (prog->launches, GsLaunch, i),
-                 gs_gpu_result (gpu, i), i);
+    {
+      const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
+      int step = prog->gen_tokens > 0 && l->op < prog->ops->len
+                 ? g_array_index (prog->ops, GsOp, l->op).step : -1;
+      json_kernel (b, l, gs_gpu_result (gpu, i), i, step);
+    }
   json_builder_end_array (b);
   GsGpuStats st;
   gs_gpu_stats (gpu, &st);

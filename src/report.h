@@ -23,6 +23,14 @@ typedef struct {
   double span_ms;                      /* first issue to last kernel end */
   double phase_ms[GS_PHASE_COUNT];
   double gpu_busy_ms;                  /* sum of kernel durations */
+  /* Generation (gen_tokens > 0): the prefill, which yields the first
+   * token, ends with its last kernel at first_token_ms (0 in decode mode,
+   * whose cache is already filled); decode_steps steps of one token per
+   * sequence take the rest of the total, decode_ms. */
+  int gen_tokens;
+  int decode_steps;
+  double first_token_ms;
+  double decode_ms;
   double wall_ms;                      /* time the simulation took */
 } GsSummary;
 

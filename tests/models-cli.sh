@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..15"
+echo "1..18"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -126,4 +126,49 @@ if [ $st -eq 1 ] && grep -q "fp8" "$tmp/err"; then
   ok "fp8 on V100: exit 1"
 else
   fail "fp8 on V100: exit $st"
+fi
+
+# Generation: time to the first token (the prefill) and the decode steps
+# after it add up to the total; every kernel names its step.
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --batch 2 \
+  --seq 64 --gen-tokens 4 --format json > "$tmp/gen.json" 2> "$tmp/err"
+t=$("$J" "$tmp/gen.json" total_ms); f=$("$J" "$tmp/gen.json" first_token_ms)
+d=$("$J" "$tmp/gen.json" decode_ms); s=$("$J" "$tmp/gen.json" decode_steps)
+p=$("$J" "$tmp/gen.json" decode_step_ms)
+last=$(( $("$J" "$tmp/gen.json" kernels.#) - 1 ))
+if [ "$s" = 3 ] && [ "$("$J" "$tmp/gen.json" kernels.0.step)" = 0 ] &&
+   [ "$("$J" "$tmp/gen.json" kernels.$last.step)" = 3 ] &&
+   awk -v t="$t" -v f="$f" -v d="$d" -v p="$p" 'BEGIN {
+     e = f + d - t; if (e < 0) e = -e
+     q = 3 * p - d; if (q < 0) q = -q
+     exit !(f > 0 && d > 0 && e < 1e-9 && q < 1e-9) }'; then
+  ok "generation: first token $f + 3 steps $d = $t ms"
+else
+  fail "generation: total=$t first=$f decode=$d steps=$s"
+fi
+
+# --mode decode: the steps alone over a filled cache, no prefill; the
+# text report gives the time per step.
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --batch 2 \
+  --seq 64 --mode decode --gen-tokens 3 --format json > "$tmp/dec.json" \
+  2> "$tmp/err"
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --batch 2 \
+  --seq 64 --mode decode --gen-tokens 3 > "$tmp/dec.txt" 2>> "$tmp/err"
+if [ "$("$J" "$tmp/dec.json" mode)" = decode ] &&
+   [ "$("$J" "$tmp/dec.json" decode_steps)" = 3 ] &&
+   [ "$("$J" "$tmp/dec.json" first_token_ms)" = 0 ] &&
+   [ "$("$J" "$tmp/dec.json" kernels.0.step)" = 1 ] &&
+   grep -q "3 decode steps of .*, one token per sequence each" "$tmp/dec.txt"
+then
+  ok "--mode decode"
+else
+  fail "--mode decode"
+fi
+
+# Runs that generate nothing carry no generation keys.
+if ! "$J" "$tmp/t.json" first_token_ms > /dev/null 2>&1 &&
+   ! "$J" "$tmp/t.json" kernels.0.step > /dev/null 2>&1; then
+  ok "no generation keys without generation"
+else
+  fail "generation keys in a training report"
 fi

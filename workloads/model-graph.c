@@ -109,6 +109,7 @@ gs_mg_add (GsMg *g, const GsOp *op, GsBwRule rule, GsHostClass host,
     n.op.tag = make_tag (g, NULL);
   n.op.phase = g->phase;
   n.op.layer = g->layer;
+  n.op.step = g->step;
   n.rule = rule;
   n.host = host;
   n.eager = g->eager;

@@ -121,6 +121,7 @@ typedef struct {
   GsPhase phase;
   gboolean eager;          /* nodes added now run outside compiled graphs */
   int layer;               /* current transformer layer, -1 outside */
+  int step;                /* current decode step, 0: the prefill */
   char *scope;             /* current module path, for tags */
   guint call;              /* next framework call id */
 } GsMg;

@@ -339,6 +339,7 @@ build_request (GsMg *g, const GsHfConfig *cfg, const Request *r)
   for (int t = 0; t < steps; t++)
     {
       GsMb s = { g, cfg, r->batch, 1, start + t, r->seq, TRUE, encdec };
+      g->step = t + 1;
       build_forward (&s);
       gs_mb_generate_glue (&s, cfg->vocab);
     }
@@ -602,6 +603,7 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
   prog->dtype = plan->dtype;
   prog->batch = plan->batch;
   prog->seq = plan->seq;
+  prog->gen_tokens = plan->gen_tokens;
   prog->layers = plan->layers;
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,

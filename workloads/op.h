@@ -51,6 +51,9 @@ typedef struct {
   GsDtype dtype;           /* compute dtype */
   GsPhase phase;
   int layer;               /* transformer layer, -1 outside layers */
+  int step;                /* generation: 0 the prefill (and every op of
+                            * a plain forward or training step), t >= 1
+                            * the t-th decode step */
 
   /* GEMM: batch x [m,k] x [k,n]; linear has batch 1, m = tokens,
    * n = out features, k = in features. */

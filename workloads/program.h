@@ -31,6 +31,8 @@ typedef struct {
   GsRuntime runtime;
   GsDtype dtype;
   int batch, seq;
+  int gen_tokens;          /* tokens generated (0: none); GsOp.step tells
+                            * the prefill's ops from each decode step's */
   int layers;
   double host_us;          /* host time to issue everything */
   GsMemo *memo;            /* kernel timings found while building it, for

@@ -49,6 +49,7 @@ typedef struct {
   int64_t red_rows;      /* rows of its row reduction (0: none) */
   gboolean col_reduce;   /* has a reduction over rows (to columns) */
   GsPhase phase;
+  int step;              /* decode step of its members */
   int layer;
 } Group;
 
@@ -163,7 +164,8 @@ can_join (const Fuse *f, const Group *grp, const GsMgNode *n, int grp_id)
   const GsOp *op = &n->op;
   if (grp->members->len == 0)
     return FALSE;
-  if (op->phase != grp->phase || is_solo (op) || grp->members->len >= 64)
+  if (op->phase != grp->phase || op->step != grp->step || is_solo (op)
+      || grp->members->len >= 64)
     return FALSE;
   int64_t numel = node_numel (op);
   gboolean fits = numel == grp->numel
@@ -191,6 +193,7 @@ group_add (Fuse *f, Group *grp, guint i)
       grp->red_rows = 0;
       grp->col_reduce = FALSE;
       grp->phase = op->phase;
+      grp->step = op->step;
       grp->layer = op->layer;
     }
   grp->last = i;
@@ -301,6 +304,7 @@ emit_group (Fuse *f, Group *grp)
   op.tag = g_strdup (shape->tag);
   op.dtype = shape->dtype;
   op.phase = grp->phase;
+  op.step = grp->step;
   op.layer = grp->layer;
   op.rows = grp->red_rows > 0 ? grp->red_rows : shape->rows;
   op.cols = grp->numel / op.rows;
@@ -387,6 +391,7 @@ gs_rt_compiled (GsMg *g, GsRtPlan *plan)
   Group grp = { 0 };
   grp.members = g_array_new (FALSE, FALSE, sizeof (guint));
   GsPhase phase = GS_PHASE_COUNT;
+  int step = -1;
   for (guint i = 0; i < g->nodes->len; i++)
     {
       const GsMgNode *n = gs_mg_node (g, i);
@@ -401,10 +406,11 @@ gs_rt_compiled (GsMg *g, GsRtPlan *plan)
           emit_eager (&f, n);
           continue;
         }
-      if (n->op.phase != phase)
+      if (n->op.phase != phase || n->op.step != step)
         {
           flush (&f, &grp);
           phase = n->op.phase;
+          step = n->op.step;
         }
       if (is_constant (n))
         continue;
