@@ -1,6 +1,7 @@
 /* gpusim bench: accuracy of the GEMM kernel library model.
  *
- *   validate-gemm [--hints] [--all] [--rows] [--floor] MEASUREMENTS ARCH...
+ *   validate-gemm [--hints] [--all] [--rows] [--floor] [--kernel-time]
+ *                 MEASUREMENTS ARCH...
  *
  * For every linear and bmm row of MEASUREMENTS measured on each ARCH,
  * lowers the op from its shape alone (with --hints: with the measured
@@ -9,6 +10,11 @@
  * (arch, op) on the holdout half (--all: on every row), the share of rows
  * whose predicted kernel (tile and split-K) is the measured one, and the
  * time one lowering takes.  --rows prints every row.
+ *
+ * --kernel-time is for rows that time the library call itself (cuBLAS
+ * called directly, data/public/h100-cublas): it compares the simulated GPU
+ * time of the op's kernels, with no framework overhead or clock mapping,
+ * on every row, per (arch, op, dtype).
  *
  * --floor measures the scatter of the measurements themselves.  Rows of one
  * (arch, op) that ran the same measured kernel on the same shape apart
@@ -65,7 +71,8 @@ same_choice (const GsArch *arch, const GsOp *op, const GsMeasureRow *row,
 
 static gboolean
 run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
-         gboolean hints, gboolean print, Cell *cell, double *ape_out)
+         gboolean hints, gboolean print, gboolean kernel_time, Cell *cell,
+         double *ape_out)
 {
   GsOp op;
   *ape_out = NAN;
@@ -88,7 +95,7 @@ run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
       gs_op_clear (&op);
       return FALSE;
     }
-  double ms = gs_library_op_latency (lib, &op, gpu) / 1e9;
+  double ms = kernel_time ? gpu / 1e9 : gs_library_op_latency (lib, &op, gpu) / 1e9;
   double ape = gs_fit_ape (ms, row->latency_ms);
   gboolean known;
   gboolean same = same_choice (arch, &op, row, kernels, &known);
@@ -98,9 +105,11 @@ run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
   cell->known_kernel += known;
   cell->same_kernel += same;
   if (print)
-    printf ("%s,%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
+    printf ("%s,%s%s%s,%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
             ",%" G_GINT64_FORMAT ",%.5f,%.5f,%.1f,%u,%u,%u,%u,%u,%u,%.6f,%s,%s\n",
-            row->device, row->op, row->B, row->M, row->N, row->K,
+            row->device, row->op, kernel_time ? "," : "",
+            kernel_time ? gs_dtype_name (row->dtype) : "", row->B, row->M,
+            row->N, row->K,
             row->latency_ms, ms, ape,
             g_array_index (kernels, GsKernel, 0).grid[0],
             g_array_index (kernels, GsKernel, 0).grid[1],
@@ -179,7 +188,7 @@ floor_cell (const GsArch *arch, const GsLibrary *lib, const GsMeasureSet *set,
       Cell cell = { 0 };
       FloorRow fr = { bmm ? (double) row->B : (double) row->M,
                       row->latency_ms, NAN, gs_measure_is_holdout (row) };
-      if (!run_row (arch, lib, row, FALSE, FALSE, &cell, &fr.model_ape))
+      if (!run_row (arch, lib, row, FALSE, FALSE, FALSE, &cell, &fr.model_ape))
         status = 1;
       if (isnan (fr.model_ape))
         continue;
@@ -214,6 +223,7 @@ int
 main (int argc, char **argv)
 {
   gboolean hints = FALSE, all = FALSE, rows = FALSE, floor_mode = FALSE;
+  gboolean kernel_time = FALSE;
   int a = 1;
   for (; a < argc && argv[a][0] == '-'; a++)
     {
@@ -225,13 +235,15 @@ main (int argc, char **argv)
         rows = TRUE;
       else if (strcmp (argv[a], "--floor") == 0)
         floor_mode = TRUE;
+      else if (strcmp (argv[a], "--kernel-time") == 0)
+        kernel_time = all = TRUE;
       else
         break;
     }
   if (argc - a < 2)
     {
       fprintf (stderr, "usage: validate-gemm [--hints] [--all] [--rows] "
-                       "[--floor] MEASUREMENTS ARCH...\n");
+                       "[--floor] [--kernel-time] MEASUREMENTS ARCH...\n");
       return 2;
     }
   g_autoptr (GError) error = NULL;
@@ -251,11 +263,12 @@ main (int argc, char **argv)
     }
   else
     {
-      printf ("# GEMM accuracy, %s rows, kernel %s\n",
+      printf ("# GEMM accuracy, %s rows, kernel %s%s\n",
               all ? "all" : "holdout",
-              hints ? "from the measurement (hints)" : "predicted from shape");
-      printf ("%-16s %-7s %6s %8s %9s %10s\n", "arch", "op", "rows", "MAPE%",
-              "kernel%", "lower_us");
+              hints ? "from the measurement (hints)" : "predicted from shape",
+              kernel_time ? ", GPU time of the kernels" : "");
+      printf ("%-16s %-7s %-5s %6s %8s %9s %10s\n", "arch", "op", "dtype",
+              "rows", "MAPE%", "kernel%", "lower_us");
     }
   int status = 0;
   for (int i = a + 1; i < argc; i++)
@@ -276,26 +289,31 @@ main (int argc, char **argv)
               status |= floor_cell (arch, lib, set, ops[o]);
               continue;
             }
-          Cell cell = { 0 };
-          double ape;
-          for (guint r = 0; r < set->rows->len; r++)
+          for (int d = 0; d < GS_DTYPE_COUNT; d++)
             {
-              const GsMeasureRow *row = &g_array_index (set->rows,
-                                                        GsMeasureRow, r);
-              if (g_strcmp0 (row->device, arch->name) != 0
-                  || g_strcmp0 (row->op, ops[o]) != 0
-                  || (!all && !gs_measure_is_holdout (row)))
+              Cell cell = { 0 };
+              double ape;
+              for (guint r = 0; r < set->rows->len; r++)
+                {
+                  const GsMeasureRow *row = &g_array_index (set->rows,
+                                                            GsMeasureRow, r);
+                  if (g_strcmp0 (row->device, arch->name) != 0
+                      || g_strcmp0 (row->op, ops[o]) != 0
+                      || (int) row->dtype != d
+                      || (!all && !gs_measure_is_holdout (row)))
+                    continue;
+                  if (!run_row (arch, lib, row, hints, rows, kernel_time,
+                                &cell, &ape))
+                    status = 1;
+                }
+              if (cell.n == 0)
                 continue;
-              if (!run_row (arch, lib, row, hints, rows, &cell, &ape))
-                status = 1;
+              printf ("%-16s %-7s %-5s %6d %8.2f %9.1f %10.2f\n", arch->name,
+                      ops[o], gs_dtype_name (d), cell.n, cell.ape_sum / cell.n,
+                      cell.known_kernel ? 100.0 * cell.same_kernel
+                                          / cell.known_kernel : NAN,
+                      cell.lower_us / cell.n);
             }
-          if (cell.n == 0)
-            continue;
-          printf ("%-16s %-7s %6d %8.2f %9.1f %10.2f\n", arch->name, ops[o],
-                  cell.n, cell.ape_sum / cell.n,
-                  cell.known_kernel ? 100.0 * cell.same_kernel
-                                      / cell.known_kernel : NAN,
-                  cell.lower_us / cell.n);
         }
     }
   return status;

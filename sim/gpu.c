@@ -38,7 +38,6 @@ G_STATIC_ASSERT ((int) GS_BOUND_ISSUE == R_ISSUE);
 G_STATIC_ASSERT ((int) GS_BOUND_LSU == R_LSU);
 G_STATIC_ASSERT ((int) GS_BOUND_DRAM == R_DRAM);
 
-#define TENSOR_FLOPS_PER_MMA GS_TENSOR_FLOPS_PER_MMA
 #define DEFAULT_MLP_BYTES GS_DEFAULT_MLP_BYTES
 
 static const char *const bound_names[GS_BOUND_COUNT] = {
@@ -239,8 +238,8 @@ block_model (const GsArch *a, double clock_hz, const GsKernel *k,
           return FALSE;
         }
       tensor_t += w->tensor_flops[d] / rate;
-      mma += w->tensor_flops[d] / TENSOR_FLOPS_PER_MMA;
     }
+  mma = gs_work_mma_instrs (w);
   if (w->fp64_ops > 0 && a->fp64_lanes <= 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,

@@ -41,7 +41,6 @@ typedef enum {
 } GsBound;
 
 /* Units the block and warp levels share. */
-#define GS_TENSOR_FLOPS_PER_MMA 4096.0 /* one warp-wide m16n8k16 MMA */
 #define GS_DEFAULT_MLP_BYTES 512.0     /* calibration.mlp_bytes_per_warp = 0 */
 
 const char *gs_bound_name (GsBound b);

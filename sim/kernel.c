@@ -150,6 +150,13 @@ gs_work_tensor_flops (const GsWork *w)
 }
 
 double
+gs_work_mma_instrs (const GsWork *w)
+{
+  double per = w->mma_flops > 0 ? w->mma_flops : GS_TENSOR_FLOPS_PER_MMA;
+  return gs_work_tensor_flops (w) / per;
+}
+
+double
 gs_work_flops (const GsWork *w)
 {
   return 2.0 * (w->fp32_ops + w->fp64_ops) + gs_work_tensor_flops (w);
@@ -183,7 +190,7 @@ gs_kernel_validate (const GsKernel *k, GError **error)
   const GsWork *w = &k->work;
   const double fields[] = { w->fp32_ops, w->fp64_ops, w->int_ops, w->sfu_ops,
                             w->other_ops, w->ld_bytes, w->st_bytes,
-                            w->smem_bytes, w->fixed_ns };
+                            w->smem_bytes, w->fixed_ns, w->mma_flops };
   for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
     if (!finite_nonneg (fields[i]))
       BAD ("work values must be finite and not negative");

@@ -30,6 +30,8 @@ int gs_dtype_parse (const char *s);
 /* Bytes per element as stored in memory (tf32 is stored as fp32). */
 double gs_dtype_bytes (GsDtype d);
 
+#define GS_TENSOR_FLOPS_PER_MMA 4096.0 /* one warp-wide m16n8k16 MMA */
+
 /* Work of one thread block.  Counts are thread-level operations: an FMA is
  * one fp32 op (two FLOPs); a warp-wide FMA is 32 ops. */
 typedef struct {
@@ -46,6 +48,9 @@ typedef struct {
   double dram_bytes;       /* bytes reaching DRAM; < 0: equal to L2 bytes */
   double ilp;              /* independent instructions in flight per warp (>= 1) */
   double mlp;              /* independent global loads in flight per warp (>= 1) */
+  double mma_flops;        /* FLOPs of one warp's MMA instruction, for the
+                            * instruction count and the dependent chain
+                            * (0: GS_TENSOR_FLOPS_PER_MMA, an m16n8k16) */
   double fixed_ns;         /* fixed latency per block: prologue, syncs, epilogue */
 } GsWork;
 
@@ -92,6 +97,8 @@ double gs_kernel_block_scale (const GsKernel *k, uint64_t idx);
 double gs_work_l2_bytes (const GsWork *w);
 double gs_work_dram_bytes (const GsWork *w);
 double gs_work_tensor_flops (const GsWork *w);
+/* Warp-level MMA instructions of the block's tensor-core work. */
+double gs_work_mma_instrs (const GsWork *w);
 /* Total FLOPs (2 per fp32/fp64 op counted as FMA, plus tensor FLOPs). */
 double gs_work_flops (const GsWork *w);
 

@@ -270,9 +270,9 @@ kern_model (Sim *s, Kern *kn, GError **error)
                          gs_dtype_name (d));
             return FALSE;
           }
-        mma += w->tensor_flops[d] / GS_TENSOR_FLOPS_PER_MMA;
         tensor_cycles += w->tensor_flops[d] / a->tensor_flops_per_clk[d];
       }
+  mma = gs_work_mma_instrs (w);
   if (w->fp64_ops > 0 && a->fp64_lanes <= 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
@@ -344,7 +344,7 @@ gs_warp_kernel_instructions (const GsArch *a, const GsKernel *k)
                                                    : GS_DEFAULT_MLP_BYTES;
   double per_block = (w->fp32_ops + w->fp64_ops + w->int_ops + w->sfu_ops
                       + w->other_ops) / a->warp_size
-                     + gs_work_tensor_flops (w) / GS_TENSOR_FLOPS_PER_MMA
+                     + gs_work_mma_instrs (w)
                      + w->smem_bytes / SMEM_BYTES_PER_INSTR
                      + MAX (w->ld_bytes + w->st_bytes,
                             MAX (gs_work_l2_bytes (w), gs_work_dram_bytes (w)))

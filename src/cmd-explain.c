@@ -139,6 +139,7 @@ work_field (GsWork *w, const char *key)
     { "ilp", offsetof (GsWork, ilp) },
     { "mlp", offsetof (GsWork, mlp) },
     { "fixed_ns", offsetof (GsWork, fixed_ns) },
+    { "mma_flops", offsetof (GsWork, mma_flops) },
   };
   for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
     if (strcmp (key, fields[i].key) == 0)

@@ -340,6 +340,53 @@ test_tensor_faster (void)
   g_clear_error (&error);
 }
 
+/* The H100's tensor-core GEMMs against cuBLAS measured directly
+ * (data/public/h100-cublas: FP16 and TF32 tensor cores, FP32 SIMT, square
+ * sizes).  Where the GPU time dominates (4096 and up; the smaller calls
+ * are tens of microseconds, close to the launch cost of the timed loop)
+ * the kernels' simulated GPU time is within 15%, but for TF32 at 8192,
+ * where the heuristic splits K in three and cuBLAS does not (a known gap,
+ * docs/kernel-library.md): within 35%.  Before wgmma kernels read a
+ * warpgroup's operands once per warpgroup, not once per warp, the FP16
+ * and TF32 rows came out 2.6-3.4 times slow. */
+static void
+test_public_h100 (void)
+{
+  const char *src = g_getenv ("GS_SRCDIR");
+  g_autofree char *file = g_build_filename (src ? src : ".", "data", "public",
+                                            "h100-cublas", "gemm.csv", NULL);
+  GError *error = NULL;
+  g_autoptr (GsMeasureSet) set = gs_measure_load (file, FALSE, &error);
+  g_assert_no_error (error);
+  g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  g_assert_true (gs_gemm_params_load (p, a, &error));
+  int checked[GS_DTYPE_COUNT] = { 0 };
+  for (guint r = 0; r < set->rows->len; r++)
+    {
+      const GsMeasureRow *row = &g_array_index (set->rows, GsMeasureRow, r);
+      if (row->M < 4096)
+        continue;
+      GsGemmShape s;
+      shape (&s, row->M, row->K, row->N, 1, row->dtype, GS_LAYOUT_NN);
+      s.bias = FALSE;
+      g_autoptr (GArray) k = gs_test_kernels_new ();
+      g_assert_true (gs_gemm_lower (a, p, &s, NULL, k, &error));
+      GsTime t = 0;
+      g_assert_true (gs_fit_run (a, k, &t, &error));
+      double ms = t / 1e9, ratio = ms / row->latency_ms;
+      g_test_message ("h100 %s %" G_GINT64_FORMAT "^3: %.3f ms simulated, "
+                      "%.3f measured (%+.1f%%)", gs_dtype_name (row->dtype),
+                      row->M, ms, row->latency_ms, 100 * (ratio - 1));
+      gboolean split = row->dtype == GS_DTYPE_TF32 && row->M == 8192;
+      g_assert_cmpfloat (fabs (ratio - 1), <=, split ? 0.35 : 0.15);
+      checked[row->dtype]++;
+    }
+  g_assert_cmpint (checked[GS_DTYPE_FP16], ==, 4);
+  g_assert_cmpint (checked[GS_DTYPE_TF32], ==, 4);
+  g_assert_cmpint (checked[GS_DTYPE_FP32], ==, 4);
+}
+
 /* Waves come out of the simulation: on 108 SMs at two 128x128 blocks per
  * SM, 217 blocks need one more wave than 216 -- a partial one, where the
  * last block runs alone on its SM and so about twice as fast. */
@@ -950,6 +997,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/monotonic-depth", test_monotonic_depth);
   g_test_add_func ("/gemm/tensor-faster", test_tensor_faster);
   g_test_add_func ("/gemm/waves", test_waves);
+  g_test_add_func ("/gemm/public-h100", test_public_h100);
   g_test_add_func ("/gemm/lowering-speed", test_lowering_speed);
   g_test_add_func ("/gemm/gemv-attention", test_gemv_and_attention);
   g_test_add_func ("/gemm/fit-deterministic", test_fit_deterministic);

@@ -447,10 +447,28 @@ tensor_work (const GsGemmCfg *cfg, const Geometry *g, GsDtype dtype,
                   ? 2 : (tr + tc) * tk * g->in_bytes / 16 / warps;
   w->other_ops = 32 * (double) g->iters
                  * (consumer_warps * frag + warps * (copies + 4));
-  w->smem_bytes = (double) g->iters * tk * g->in_bytes
-                  * ((tr + tc) + consumer_warps * (wr + wc));
+  /* Shared memory: mma.sync kernels fill each stage (cp.async, tr + tc
+   * rows of tk) and every consumer warp reads its own A and B fragments
+   * (ldmatrix).  A wgmma is issued by a warpgroup and reads its A slice
+   * and B slice once for the four warps (B reaches the four tensor cores
+   * of the SM at once; per warp, m64n256k16 would need 256 B/clk of shared
+   * memory at the dense rate, twice the bandwidth, and cuBLAS's sm90
+   * kernels run at 75-77% of that rate, see docs/kernel-library.md); the
+   * TMA fills arrive at the L2's rate, which memory_work() charges. */
+  if (cfg->kind == GS_GEMM_WGMMA)
+    w->smem_bytes = (double) g->iters * tk * g->in_bytes
+                    * (cfg->warp_rows * cfg->warp_cols
+                       * (tr / cfg->warp_rows + tc / cfg->warp_cols));
+  else
+    w->smem_bytes = (double) g->iters * tk * g->in_bytes
+                    * ((tr + tc) + consumer_warps * (wr + wc));
   w->mlp = MAX (1.0, (double) cfg->stages * (tr + tc) * tk * g->in_bytes
                      / warps / 512);
+  /* One wgmma (m64 x the warpgroup's columns x 32 bytes of depth) gives
+   * each of its four warps 16 rows: one instruction where mma.sync takes
+   * dozens, and a chain as long as the tensor work it carries. */
+  if (cfg->kind == GS_GEMM_WGMMA)
+    w->mma_flops = 2.0 * 16 * (tc / cfg->warp_cols) * (32 / g->in_bytes);
 }
 
 /* Loads and stores of a block.  L2 serves what L1 does not: blocks are
