@@ -223,7 +223,7 @@ block_model (const GsArch *a, double clock_hz, const GsKernel *k,
   double ps = 1e12;
 
   memset (D, 0, sizeof (double) * N_RES);
-  double mma = 0, tensor_t = 0;
+  double tensor_t = 0;
   for (int d = 0; d < GS_DTYPE_COUNT; d++)
     {
       if (w->tensor_flops[d] <= 0)
@@ -239,7 +239,7 @@ block_model (const GsArch *a, double clock_hz, const GsKernel *k,
         }
       tensor_t += w->tensor_flops[d] / rate;
     }
-  mma = gs_work_mma_instrs (w);
+  double mma = gs_work_mma_instrs (w);
   if (w->fp64_ops > 0 && a->fp64_lanes <= 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,

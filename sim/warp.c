@@ -258,7 +258,7 @@ kern_model (Sim *s, Kern *kn, GError **error)
   double ws = a->warp_size, nw = kn->warps, sch = a->schedulers;
   double ie = gs_arch_issue_eff (a), ec = k->eff_compute, em = k->eff_memory;
 
-  double mma = 0, tensor_cycles = 0;   /* SM cycles of tensor work */
+  double tensor_cycles = 0;            /* SM cycles of tensor work */
   for (int d = 0; d < GS_DTYPE_COUNT; d++)
     if (w->tensor_flops[d] > 0)
       {
@@ -272,7 +272,7 @@ kern_model (Sim *s, Kern *kn, GError **error)
           }
         tensor_cycles += w->tensor_flops[d] / a->tensor_flops_per_clk[d];
       }
-  mma = gs_work_mma_instrs (w);
+  double mma = gs_work_mma_instrs (w);
   if (w->fp64_ops > 0 && a->fp64_lanes <= 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,

@@ -40,6 +40,16 @@ gs_format_time (double ms)
   return g_strdup_printf ("%.0f ns", ms * 1e6);
 }
 
+/* The decode step of launch L (0: the prefill), -1 when the program
+ * generates nothing or the launch has no op. */
+static int
+launch_step (const GsProgram *prog, const GsLaunch *l)
+{
+  if (prog->gen_tokens <= 0 || l->op >= prog->ops->len)
+    return -1;
+  return g_array_index (prog->ops, GsOp, l->op).step;
+}
+
 void
 gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
 {
@@ -86,10 +96,8 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
   GsTime prefill_end = 0;
   for (guint i = 0; i < prog->launches->len; i++)
     {
-      const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
-      if (l->op >= prog->ops->len)
-        continue;
-      int step = g_array_index (prog->ops, GsOp, l->op).step;
+      int step = launch_step (prog, &g_array_index (prog->launches,
+                                                    GsLaunch, i));
       sum->decode_steps = MAX (sum->decode_steps, step);
       if (step == 0)
         prefill_end = MAX (prefill_end, gs_gpu_result (gpu, i)->end);
@@ -491,9 +499,7 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   for (guint i = 0; i < prog->launches->len; i++)
     {
       const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
-      int step = prog->gen_tokens > 0 && l->op < prog->ops->len
-                 ? g_array_index (prog->ops, GsOp, l->op).step : -1;
-      json_kernel (b, l, gs_gpu_result (gpu, i), i, step);
+      json_kernel (b, l, gs_gpu_result (gpu, i), i, launch_step (prog, l));
     }
   json_builder_end_array (b);
   GsGpuStats st;
