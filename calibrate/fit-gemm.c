@@ -538,11 +538,13 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
 
 /* What the model misses on each training row predicted from its shape
  * alone (with the trees just learned): log (GPU time the measured latency
- * implies / simulated GPU time), by selector.  Lowering corrects a shape
- * by the median of its nearest (gs_gemm_residual_scale).  One-row GEMMs
- * are left out: they run gemv, which the correction does not touch. */
+ * implies / simulated GPU time), by selector, and the rule that corrects
+ * them best, each from the others (leave one out).  Lowering corrects a
+ * shape by its nearest (gs_gemm_residual_scale).  One-row GEMMs are left
+ * out: they run gemv, which the correction does not touch.  *LOO and
+ * *NONE get the rule's leave-one-out error and the uncorrected one. */
 static void
-learn_residuals (Ctx *c)
+learn_residuals (Ctx *c, double *loo, double *none)
 {
   /* Learned into a table of their own: the rows are simulated without
    * any correction, and only then is the table installed. */
@@ -579,6 +581,7 @@ learn_residuals (Ctx *c)
       g_autofree char *key = gs_gemm_selector_key (&s->shape);
       gs_residuals_add (acc, key, f, log (sqrt (lo * hi) / g));
     }
+  gs_residuals_choose_rule (acc, loo, none);
   gs_residuals_free (c->params->residuals);
   c->params->residuals = g_steal_pointer (&acc);
 }
@@ -685,7 +688,8 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
             descend (&c, families, counts, 1);
         }
       learn_trees (&c, &opt);
-      learn_residuals (&c);
+      double loo = NAN, none = NAN;
+      learn_residuals (&c, &loo, &none);
       if (c.error == NULL)
         record_errors (&c, fit);
       if (c.error != NULL)
@@ -699,14 +703,14 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
           fit->arch->cal.clock_mhz = c.arch->cal.clock_mhz;
           gs_gemm_params_format (c.params, fit->library, 4);
           fit->rows_used += (int) c.all_train->len;
+          g_autofree char *rule = gs_residuals_rule_text (c.params->residuals);
           g_autofree char *m = g_strdup_printf (
             "gemm: %u training rows (%u with a known kernel), %d rounds of "
             "coordinate descent, selection trees depth %d, leaves >= %d, "
-            "%d bagged; shape residuals of the training rows (median of the "
-            "%d nearest within %.0f log2 units)",
+            "%d bagged; shape residuals of the training rows (%s: "
+            "leave-one-out %.2f%%, uncorrected %.2f%%)",
             c.all_train->len, c.train->len, opt.rounds, opt.tree_depth,
-            opt.tree_min_leaf, GS_GEMM_BAGS, GS_RESIDUAL_K,
-            GS_RESIDUAL_RADIUS);
+            opt.tree_min_leaf, GS_GEMM_BAGS, rule, 100 * loo, 100 * none);
           gs_fit_add_method (fit, m);
         }
     }

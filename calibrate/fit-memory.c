@@ -741,10 +741,12 @@ record_errors (GsFit *fit, MemFit *m)
 }
 
 /* What the fitted model still misses on each training row, as the
- * latency of the op alone (residuals.h), and every row's correction from
- * it: the figures recorded are those of the file as written. */
+ * latency of the op alone (residuals.h), the rule that corrects them
+ * best, each from the others (*LOO, and *NONE uncorrected), and every
+ * row's correction from it: the figures recorded are those of the file as
+ * written. */
 static GsResiduals *
-learn_residuals (MemFit *m)
+learn_residuals (MemFit *m, double *loo, double *none)
 {
   GsResiduals *t = gs_mem_residuals_new ();
   for (guint i = 0; i < m->rows->len; i++)
@@ -762,6 +764,7 @@ learn_residuals (MemFit *m)
       gs_mem_residual_features (&r->op, f);
       gs_residuals_add (t, key, f, res);
     }
+  gs_residuals_choose_rule (t, loo, none);
   for (guint i = 0; i < m->rows->len; i++)
     {
       FitRow *r = &g_array_index (m->rows, FitRow, i);
@@ -832,7 +835,9 @@ memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
   host_fit_groups (&m, G_ALL, ROWS_TRAIN);
   kind_defaults (&m);
   m.p.rows = (int) train;
-  g_autoptr (GsResiduals) res = learn_residuals (&m);
+  double loo = NAN, none = NAN;
+  g_autoptr (GsResiduals) res = learn_residuals (&m, &loo, &none);
+  g_autofree char *rule = gs_residuals_rule_text (res);
   append_group (fit, &m.p, res);
   record_errors (fit, &m);
   fit->rows_used += (int) train;
@@ -840,11 +845,11 @@ memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
     "memory: coordinate descent (%d sweeps, golden section) on up to %d "
     "training rows per pointwise op and %d per row op, host costs by "
     "weighted median on all %u; latency residuals of the training rows "
-    "(median of the %d nearest within %.0f log2 units); "
+    "(%s: leave-one-out %.2f%%, uncorrected %.2f%%); "
     "mem_overlap, kernel_fixed_us and launch_us kept (isolated-op "
     "latencies only fix their sum with the host costs)%s",
-    SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train, GS_RESIDUAL_K,
-    GS_RESIDUAL_RADIUS,
+    SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train, rule, 100 * loo,
+    100 * none,
     own_only ? "; the library's own parameters refitted at the final "
                "clock, the scalars the GEMM model shares held" : "");
   gs_fit_add_method (fit, method);

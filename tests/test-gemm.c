@@ -794,9 +794,10 @@ test_tree_domain (void)
 }
 
 /* Residuals: an op timed alone has its predicted time moved by exp of the
- * median residual of its nearest training rows (when at least three are
- * near), its kernels' work with it; nothing moves far from every row or
- * inside a program; the table survives formatting and parsing. */
+ * median residual of its nearest training rows (the default rule; when at
+ * least three are near), its kernels' work with it; nothing moves far
+ * from every row or inside a program; the table survives formatting and
+ * parsing. */
 static void
 test_residuals (void)
 {
@@ -877,6 +878,95 @@ test_residuals (void)
                                   1e-9);
 }
 
+/* A table's rule: how many neighbours, which average and how much of it;
+ * written with the table and read back; and the calibration's choice,
+ * leave one out: a table whose entries agree keeps the default and
+ * predicts them exactly, one whose neighbours contradict each entry
+ * applies nothing. */
+static void
+test_residual_rule (void)
+{
+  g_autoptr (GsResiduals) t = gs_residuals_new (4, "f0 f1 f2 f3 r");
+  const double r[] = { 0.1, 0.2, 0.3, -0.5, 0.25 };
+  double at[4] = { 0, 12, 10, 12 };
+  for (guint i = 0; i < G_N_ELEMENTS (r); i++)
+    {
+      double e[4] = { at[0], at[1], at[2] + 0.1 * i, at[3] };
+      gs_residuals_add (t, "fp32_tn", e, r[i]);
+    }
+  /* Default: the median of five (0.2). */
+  g_assert_cmpfloat_with_epsilon (gs_residuals_scale (t, "fp32_tn", at),
+                                  exp (0.2), 1e-12);
+  /* Trimmed mean of five, half of it: (0.1 + 0.2 + 0.25) / 3 / 2. */
+  GsResidualRule rule = { 5, GS_RESIDUAL_TRIMMED, 0.5 };
+  gs_residuals_set_rule (t, &rule);
+  g_assert_cmpfloat_with_epsilon (gs_residuals_scale (t, "fp32_tn", at),
+                                  exp (0.55 / 6), 1e-12);
+  /* The nearest three (0.1, 0.2, 0.3): a trimmed mean of three is their
+   * median. */
+  rule.neighbours = 3;
+  rule.shrink = 1;
+  gs_residuals_set_rule (t, &rule);
+  g_assert_cmpfloat_with_epsilon (gs_residuals_scale (t, "fp32_tn", at),
+                                  exp (0.2), 1e-12);
+
+  /* Round trip through the arch file's text. */
+  rule.neighbours = 5;
+  rule.shrink = 0.75;
+  gs_residuals_set_rule (t, &rule);
+  g_autoptr (GString) text = g_string_new ("");
+  gs_residuals_format (t, text, 0);
+  g_assert_nonnull (strstr (text->str, "rule = { neighbours = 5; average = "
+                                       "\"trimmed\"; shrink = 0.75; };"));
+  config_t cfg;
+  config_init (&cfg);
+  g_assert_true (config_read_string (&cfg, text->str));
+  g_autoptr (GsResiduals) u = gs_residuals_new (4, "f0 f1 f2 f3 r");
+  GError *error = NULL;
+  g_assert_true (gs_residuals_load (u, config_lookup (&cfg, "residuals"),
+                                    &error));
+  g_assert_no_error (error);
+  config_destroy (&cfg);
+  GsResidualRule back = gs_residuals_rule (u);
+  g_assert_cmpuint (back.neighbours, ==, 5);
+  g_assert_cmpint (back.average, ==, GS_RESIDUAL_TRIMMED);
+  g_assert_cmpfloat (back.shrink, ==, 0.75);
+  g_assert_cmpfloat_with_epsilon (gs_residuals_scale (u, "fp32_tn", at),
+                                  gs_residuals_scale (t, "fp32_tn", at),
+                                  1e-12);
+
+  /* Entries that agree: the default rule (first of the ties) predicts
+   * each from the others exactly. */
+  g_autoptr (GsResiduals) same = gs_residuals_new (4, "f0 f1 f2 f3 r");
+  for (guint i = 0; i < 8; i++)
+    {
+      double e[4] = { 0, 12, 10 + 0.1 * i, 12 };
+      gs_residuals_add (same, "fp32_tn", e, 0.3);
+    }
+  rule = (GsResidualRule) { 9, GS_RESIDUAL_TRIMMED, 0.5 };
+  gs_residuals_set_rule (same, &rule);
+  double loo = -1, none = -1;
+  gs_residuals_choose_rule (same, &loo, &none);
+  back = gs_residuals_rule (same);
+  g_assert_cmpuint (back.neighbours, ==, GS_RESIDUAL_K);
+  g_assert_cmpint (back.average, ==, GS_RESIDUAL_MEDIAN);
+  g_assert_cmpfloat (back.shrink, ==, 1);
+  g_assert_cmpfloat (loo, ==, 0);
+  g_assert_cmpfloat_with_epsilon (none, 1 - exp (-0.3), 1e-12);
+
+  /* Entries whose neighbours say the opposite (two up, two down at one
+   * point: each one's others have the other sign in the middle): no
+   * correction beats every correction. */
+  g_autoptr (GsResiduals) split = gs_residuals_new (4, "f0 f1 f2 f3 r");
+  const double rs[] = { 0.4, 0.4, -0.4, -0.4 };
+  for (guint i = 0; i < G_N_ELEMENTS (rs); i++)
+    gs_residuals_add (split, "fp32_tn", at, rs[i]);
+  gs_residuals_choose_rule (split, &loo, &none);
+  g_assert_cmpfloat (gs_residuals_rule (split).shrink, ==, 0);
+  g_assert_cmpfloat (loo, ==, none);
+  g_assert_cmpfloat (gs_residuals_scale (split, "fp32_tn", at), ==, 1);
+}
+
 /* Bad calibration.library.gemm groups fail naming file:line. */
 static void
 test_bad_params (void)
@@ -904,6 +994,20 @@ test_bad_params (void)
     "( [0.0, 10.0, 10.0, 10.0] ); }; }; }; };",
     "calibration = { library = { gemm = { residuals = { fp32_tn = "
     "( [0.0, 10.0, 10.0, 10.0, 9.5] ); }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { rule = { "
+    "neighbours = 0; }; }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { rule = { "
+    "neighbours = 16; }; }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { rule = { "
+    "neighbours = 2.5; }; }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { rule = { "
+    "average = \"mean\"; }; }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { rule = { "
+    "shrink = 1.5; }; }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { rule = { "
+    "radius = 3; }; }; }; }; };",
+    "calibration = { library = { gemm = { residuals = { rule = 5; }; }; "
+    "}; };",
     /* The written (string) forms. */
     "calibration = { library = { gemm = { residuals = { fp32_tn = "
     "\"0.0 10.0 10.0 10.0;\"; }; }; }; };",
@@ -1006,5 +1110,6 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/tree-domain", test_tree_domain);
   g_test_add_func ("/gemm/bagged-median", test_bagged_median);
   g_test_add_func ("/gemm/residuals", test_residuals);
+  g_test_add_func ("/gemm/residual-rule", test_residual_rule);
   return g_test_run ();
 }

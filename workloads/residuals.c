@@ -15,7 +15,13 @@ struct GsResiduals {
   guint dims;
   char *legend;
   GHashTable *sets;        /* key -> GArray of GsResidual */
+  GsResidualRule rule;
 };
+
+static const GsResidualRule default_rule = {
+  GS_RESIDUAL_K, GS_RESIDUAL_MEDIAN, 1.0
+};
+static const char *const average_names[] = { "median", "trimmed" };
 
 GsResiduals *
 gs_residuals_new (guint dims, const char *legend)
@@ -26,6 +32,7 @@ gs_residuals_new (guint dims, const char *legend)
   t->legend = g_strdup (legend);
   t->sets = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                    (GDestroyNotify) g_array_unref);
+  t->rule = default_rule;
   return t;
 }
 
@@ -33,6 +40,7 @@ GsResiduals *
 gs_residuals_copy (const GsResiduals *t)
 {
   GsResiduals *c = gs_residuals_new (t->dims, t->legend);
+  c->rule = t->rule;
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init (&it, t->sets);
@@ -112,25 +120,45 @@ cmp_double (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-double
-gs_residuals_scale (const GsResiduals *t, const char *key, const double *f)
+static int
+cmp_str (gconstpointer a, gconstpointer b)
 {
-  const GArray *a = key ? g_hash_table_lookup (t->sets, key) : NULL;
-  if (a == NULL || a->len == 0)
-    return 1;
-  /* The K nearest, kept sorted by distance (ties: the earlier entry). */
-  double dist[GS_RESIDUAL_K], val[GS_RESIDUAL_K];
-  int n = 0;
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* The table's keys in order. */
+static GPtrArray *
+sorted_keys (const GsResiduals *t)
+{
+  GPtrArray *keys = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init (&it, t->sets);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    g_ptr_array_add (keys, k);
+  g_ptr_array_sort (keys, cmp_str);
+  return keys;
+}
+
+/* The r of the (at most K) entries of A nearest to F within the radius,
+ * nearest first (ties: the earlier entry), leaving out entry SKIP
+ * (G_MAXUINT: none); returns how many. */
+static guint
+nearest (const GArray *a, guint dims, const double *f, guint skip, guint k,
+         double *val)
+{
+  double dist[GS_RESIDUAL_MAX_K];
+  guint n = 0;
   const double r2 = GS_RESIDUAL_RADIUS * GS_RESIDUAL_RADIUS;
   for (guint i = 0; i < a->len; i++)
     {
       const GsResidual *e = &g_array_index (a, GsResidual, i);
       double d = 0;
-      for (guint k = 0; k < t->dims; k++)
-        d += (e->f[k] - f[k]) * (e->f[k] - f[k]);
-      if (d > r2 || (n == GS_RESIDUAL_K && d >= dist[n - 1]))
+      for (guint c = 0; c < dims; c++)
+        d += (e->f[c] - f[c]) * (e->f[c] - f[c]);
+      if (i == skip || d > r2 || (n == k && d >= dist[n - 1]))
         continue;
-      int j = n < GS_RESIDUAL_K ? n++ : n - 1;
+      guint j = n < k ? n++ : n - 1;
       while (j > 0 && dist[j - 1] > d)
         {
           dist[j] = dist[j - 1];
@@ -140,10 +168,108 @@ gs_residuals_scale (const GsResiduals *t, const char *key, const double *f)
       dist[j] = d;
       val[j] = e->r;
     }
-  if (n < GS_RESIDUAL_MIN)
-    return 1;
+  return n;
+}
+
+/* The log correction RULE makes of the N nearest r in VAL (reordered). */
+static double
+correction (const GsResidualRule *rule, double *val, guint n)
+{
+  if (n < GS_RESIDUAL_MIN || rule->shrink == 0)
+    return 0;
   qsort (val, n, sizeof *val, cmp_double);
-  return exp (val[n / 2]);
+  double avg = val[n / 2];
+  if (rule->average == GS_RESIDUAL_TRIMMED && n >= 4)
+    {
+      avg = 0;
+      for (guint i = 1; i + 1 < n; i++)
+        avg += val[i];
+      avg /= n - 2;
+    }
+  return rule->shrink * avg;
+}
+
+double
+gs_residuals_scale (const GsResiduals *t, const char *key, const double *f)
+{
+  const GArray *a = key ? g_hash_table_lookup (t->sets, key) : NULL;
+  if (a == NULL || a->len == 0)
+    return 1;
+  double val[GS_RESIDUAL_MAX_K];
+  guint n = nearest (a, t->dims, f, G_MAXUINT, t->rule.neighbours, val);
+  return exp (correction (&t->rule, val, n));
+}
+
+GsResidualRule
+gs_residuals_rule (const GsResiduals *t)
+{
+  return t->rule;
+}
+
+void
+gs_residuals_set_rule (GsResiduals *t, const GsResidualRule *rule)
+{
+  g_return_if_fail (rule->neighbours >= 1
+                    && rule->neighbours <= GS_RESIDUAL_MAX_K);
+  g_return_if_fail (rule->shrink >= 0 && rule->shrink <= 1);
+  t->rule = *rule;
+}
+
+char *
+gs_residuals_rule_text (const GsResiduals *t)
+{
+  return g_strdup_printf ("%s of the %u nearest within %g log2 units, x %.2f",
+                          t->rule.average == GS_RESIDUAL_TRIMMED
+                          ? "trimmed mean" : "median", t->rule.neighbours,
+                          GS_RESIDUAL_RADIUS, t->rule.shrink);
+}
+
+void
+gs_residuals_choose_rule (GsResiduals *t, double *loo, double *none)
+{
+  static const guint ks[] = { 5, 3, 9, 15 };
+  static const double shrinks[] = { 1, 0.75, 0.5, 0 };
+  enum { N_RULES = G_N_ELEMENTS (ks) * 2 * G_N_ELEMENTS (shrinks) };
+  GsResidualRule rules[N_RULES];
+  guint nr = 0;
+  for (guint k = 0; k < G_N_ELEMENTS (ks); k++)
+    for (int avg = GS_RESIDUAL_MEDIAN; avg <= GS_RESIDUAL_TRIMMED; avg++)
+      for (guint s = 0; s < G_N_ELEMENTS (shrinks); s++)
+        rules[nr++] = (GsResidualRule) { ks[k], avg, shrinks[s] };
+  /* Each entry's neighbours once, nearest first, then every rule on the
+   * first of them (the nearest K of the nearest 15 are the nearest K). */
+  double err[N_RULES] = { 0 };
+  guint count = 0;
+  g_autoptr (GPtrArray) keys = sorted_keys (t);
+  for (guint key = 0; key < keys->len; key++)
+    {
+      const GArray *a = g_hash_table_lookup (t->sets, keys->pdata[key]);
+      for (guint i = 0; i < a->len; i++)
+        {
+          const GsResidual *e = &g_array_index (a, GsResidual, i);
+          double near[GS_RESIDUAL_MAX_K], val[GS_RESIDUAL_MAX_K];
+          guint n = nearest (a, t->dims, e->f, i, GS_RESIDUAL_MAX_K, near);
+          for (guint r = 0; r < nr; r++)
+            {
+              guint m = MIN (n, rules[r].neighbours);
+              memcpy (val, near, m * sizeof *val);
+              err[r] += fabs (exp (correction (&rules[r], val, m) - e->r)
+                              - 1);
+            }
+          count++;
+        }
+    }
+  if (count == 0)
+    return;
+  guint best = 0;
+  for (guint r = 1; r < nr; r++)
+    if (err[r] < err[best])
+      best = r;
+  t->rule = rules[best];
+  if (loo != NULL)
+    *loo = err[best] / count;
+  if (none != NULL)
+    *none = err[G_N_ELEMENTS (shrinks) - 1] / count;
 }
 
 /* Checks and keeps one entry of WIDTH numbers V under KEY (the setting S
@@ -211,6 +337,61 @@ load_packed (GsResiduals *t, GArray *a, const config_setting_t *e,
     }
 }
 
+/* rule = { neighbours = N; average = "median" | "trimmed"; shrink = S; }:
+ * each optional, the default's value where absent. */
+static gboolean
+load_rule (GsResiduals *t, const config_setting_t *e, GError **error)
+{
+  if (config_setting_type (e) != CONFIG_TYPE_GROUP)
+    return gs_cfg_fail (e, error, "residuals.rule: expected a group { "
+                        "neighbours = N; average = \"median\" or "
+                        "\"trimmed\"; shrink = S; }");
+  GsResidualRule rule = default_rule;
+  for (int i = 0; i < config_setting_length (e); i++)
+    {
+      const config_setting_t *x = config_setting_get_elem (e, i);
+      const char *n = config_setting_name (x);
+      gboolean number = config_setting_type (x) == CONFIG_TYPE_INT
+                        || config_setting_type (x) == CONFIG_TYPE_INT64
+                        || config_setting_type (x) == CONFIG_TYPE_FLOAT;
+      if (strcmp (n, "neighbours") == 0)
+        {
+          double k = number ? gs_cfg_number (x) : NAN;
+          if (!(k >= 1 && k <= GS_RESIDUAL_MAX_K) || k != floor (k))
+            return gs_cfg_fail (x, error, "residuals.rule.neighbours: "
+                                "expected a whole number from 1 to %d",
+                                GS_RESIDUAL_MAX_K);
+          rule.neighbours = (guint) k;
+        }
+      else if (strcmp (n, "shrink") == 0)
+        {
+          double v = number ? gs_cfg_number (x) : NAN;
+          if (!(v >= 0 && v <= 1))
+            return gs_cfg_fail (x, error, "residuals.rule.shrink: expected "
+                                "a number from 0 to 1");
+          rule.shrink = v;
+        }
+      else if (strcmp (n, "average") == 0)
+        {
+          const char *v = config_setting_type (x) == CONFIG_TYPE_STRING
+                          ? config_setting_get_string (x) : "";
+          guint a = 0;
+          while (a < G_N_ELEMENTS (average_names)
+                 && strcmp (v, average_names[a]) != 0)
+            a++;
+          if (a == G_N_ELEMENTS (average_names))
+            return gs_cfg_fail (x, error, "residuals.rule.average: expected "
+                                "\"median\" or \"trimmed\"");
+          rule.average = (GsResidualAverage) a;
+        }
+      else
+        return gs_cfg_fail (x, error, "residuals.rule: unknown setting "
+                            "'%s' (known: neighbours, average, shrink)", n);
+    }
+  t->rule = rule;
+  return TRUE;
+}
+
 gboolean
 gs_residuals_load (GsResiduals *t, const config_setting_t *group,
                    GError **error)
@@ -223,6 +404,12 @@ gs_residuals_load (GsResiduals *t, const config_setting_t *group,
     {
       config_setting_t *e = config_setting_get_elem (group, i);
       const char *key = config_setting_name (e);
+      if (strcmp (key, "rule") == 0)
+        {
+          if (!load_rule (t, e, error))
+            return FALSE;
+          continue;
+        }
       GArray *a = set_of (t, key);
       if (config_setting_type (e) == CONFIG_TYPE_STRING)
         {
@@ -253,27 +440,26 @@ gs_residuals_load (GsResiduals *t, const config_setting_t *group,
   return TRUE;
 }
 
-static int
-cmp_str (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
 void
 gs_residuals_format (const GsResiduals *t, GString *out, int indent)
 {
   if (g_hash_table_size (t->sets) == 0)
     return;
-  g_string_append_printf (out, "%*s# training rows predicted from the "
-                          "shape, one \"...;\" each: %s\n%*sresiduals = {\n",
-                          indent, "", t->legend, indent, "");
-  g_autoptr (GPtrArray) keys = g_ptr_array_new ();
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init (&it, t->sets);
-  while (g_hash_table_iter_next (&it, &k, NULL))
-    g_ptr_array_add (keys, k);
-  g_ptr_array_sort (keys, cmp_str);
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append_printf (out, "%*sresiduals = {\n%*s# the correction: "
+                          "exp (shrink x the average r of the nearest "
+                          "entries within %g log2 units, at least %d)\n"
+                          "%*srule = { neighbours = %u; average = \"%s\"; "
+                          "shrink = %s; };\n%*s# training rows predicted "
+                          "from the shape, one \"...;\" each: %s\n",
+                          indent, "", indent + 2, "", GS_RESIDUAL_RADIUS,
+                          GS_RESIDUAL_MIN, indent + 2, "",
+                          t->rule.neighbours,
+                          average_names[t->rule.average],
+                          g_ascii_formatd (buf, sizeof buf, "%.2f",
+                                           t->rule.shrink),
+                          indent + 2, "", t->legend);
+  g_autoptr (GPtrArray) keys = sorted_keys (t);
   for (guint i = 0; i < keys->len; i++)
     {
       const GArray *a = g_hash_table_lookup (t->sets, keys->pdata[i]);
@@ -286,7 +472,6 @@ gs_residuals_format (const GsResiduals *t, GString *out, int indent)
       for (guint j = 0; j < a->len; j++)
         {
           const GsResidual *r = &g_array_index (a, GsResidual, j);
-          char buf[G_ASCII_DTOSTR_BUF_SIZE];
           if (j % per_line == 0)
             g_string_append_printf (out, "\n%*s\"", indent + 4, "");
           for (guint d = 0; d < t->dims; d++)

@@ -7,17 +7,22 @@
  * the table (GEMMs: GPU time; memory-bound ops: op latency).  Entries are
  * grouped under a key that says which rows are comparable ("fp32_tn" for
  * the GEMMs of one selector, "fp32_ln" for layer norms).  An op timed
- * alone is corrected by exp of the median r of the GS_RESIDUAL_K entries
- * of its key nearest to it (Euclidean distance over the coordinates),
- * counting only those within GS_RESIDUAL_RADIUS, when at least
- * GS_RESIDUAL_MIN are (docs/kernel-library.md, "Residuals of the training
- * rows").
+ * alone is corrected by exp (shrink x the average r of the entries of its
+ * key nearest to it): Euclidean distance over the coordinates, at most
+ * `neighbours` of them and only those within GS_RESIDUAL_RADIUS, when at
+ * least GS_RESIDUAL_MIN are; the average is their median or their mean
+ * without the smallest and the largest.  The table's rule (neighbours,
+ * average, shrink) is chosen by the calibration, leave-one-out on the
+ * entries themselves (gs_residuals_choose_rule); a table that names none
+ * uses the median of 5, unshrunk (docs/kernel-library.md, "Residuals of
+ * the training rows").
  *
  * In an arch file (libconfig), one string per key (adjacent literals
  * concatenate), each entry its coordinates then r, ended by ';' (the
  * writer puts 8 to a line):
  *
  *   residuals = {
+ *     rule = { neighbours = 9; average = "trimmed"; shrink = 0.75; };
  *     fp32_tn =
  *       "0.0000 12.0000 10.0000 12.0000 -0.0412; 0.0000 12.0000 ..."
  *       "0.0000 12.0000 11.0000 12.0000 0.0170; ...";
@@ -35,11 +40,13 @@
 
 /* Coordinates per entry, at most. */
 #define GS_RESIDUAL_MAX_DIMS 4
-/* Neighbours the median is taken over, the radius (log2 units: a factor
- * of 4 in one size, or of 2 in four) and how many must be within it. */
-#define GS_RESIDUAL_K 5
+/* The radius (log2 units: a factor of 4 in one size, or of 2 in four),
+ * how many entries must be within it, the neighbours a table's rule may
+ * take at most and what a table without a rule takes. */
 #define GS_RESIDUAL_RADIUS 2.0
 #define GS_RESIDUAL_MIN 3
+#define GS_RESIDUAL_MAX_K 15
+#define GS_RESIDUAL_K 5
 /* How the arch file writes each number; entries are rounded to it when
  * added, so that a table learned in memory predicts exactly what the
  * file written from it does. */
@@ -49,6 +56,19 @@ typedef struct {
   double f[GS_RESIDUAL_MAX_DIMS]; /* coordinates (DIMS of them used) */
   double r;                       /* log (measured / predicted) */
 } GsResidual;
+
+typedef enum {
+  GS_RESIDUAL_MEDIAN,      /* the middle value (the upper of two) */
+  GS_RESIDUAL_TRIMMED      /* the mean without the smallest and largest
+                            * (the median when fewer than four) */
+} GsResidualAverage;
+
+/* How a table turns its nearest entries into a correction. */
+typedef struct {
+  guint neighbours;        /* 1 .. GS_RESIDUAL_MAX_K */
+  GsResidualAverage average;
+  double shrink;           /* 0 .. 1: the share of the average applied */
+} GsResidualRule;
 
 typedef struct GsResiduals GsResiduals;
 
@@ -72,20 +92,38 @@ void gs_residuals_add (GsResiduals *t, const char *key, const double *f,
  * caller may shorten), or NULL. */
 GArray *gs_residuals_lookup (const GsResiduals *t, const char *key);
 
-/* The correction factor for an op at coordinates F under KEY: exp of the
- * median r of its nearest entries, or 1 when fewer than GS_RESIDUAL_MIN
- * are within the radius (or KEY has none). */
+/* The correction factor for an op at coordinates F under KEY: exp of
+ * shrink x the average r of its nearest entries, or 1 when fewer than
+ * GS_RESIDUAL_MIN are within the radius (or KEY has none). */
 double gs_residuals_scale (const GsResiduals *t, const char *key,
                            const double *f);
+
+/* The table's rule; setting one checks its ranges. */
+GsResidualRule gs_residuals_rule (const GsResiduals *t);
+void gs_residuals_set_rule (GsResiduals *t, const GsResidualRule *rule);
+
+/* The rule in words, for a fit's method line: "trimmed mean of the 9
+ * nearest within 2 log2 units, x 0.75" (g_free). */
+char *gs_residuals_rule_text (const GsResiduals *t);
+
+/* Chooses the rule that corrects the table's own entries best, each
+ * predicted from the others as gs_residuals_scale would (leave one out),
+ * over neighbours 3, 5, 9 and 15, both averages and shrinks 1, 0.75,
+ * 0.5 and 0 (no correction), and sets it.  The error is the mean
+ * |corrected / measured - 1| over all entries; *LOO gets the chosen
+ * rule's, *NONE the uncorrected one's (either may be NULL).  An empty
+ * table keeps its rule.  Deterministic: ties go to the earlier rule of
+ * that list, which starts with the default. */
+void gs_residuals_choose_rule (GsResiduals *t, double *loo, double *none);
 
 /* Adds the entries of GROUP, the `residuals = { ... }` group of an arch
  * file (either form); errors name file:line and the entry
  * (GS_ERROR_INPUT).  Coordinates must lie in [0, 64] and r within +-5. */
 gboolean gs_residuals_load (GsResiduals *t, const config_setting_t *group,
                             GError **error);
-/* Appends the table as that group, in the string form (a comment line
- * with the legend, keys sorted, INDENT spaces deep); nothing when it is
- * empty. */
+/* Appends the table as that group, in the string form (its rule, a
+ * comment line with the legend, keys sorted, INDENT spaces deep); nothing
+ * when it is empty. */
 void gs_residuals_format (const GsResiduals *t, GString *out, int indent);
 
 #endif
