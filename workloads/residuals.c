@@ -268,8 +268,11 @@ gs_residuals_choose_rule (GsResiduals *t, double *loo, double *none)
   t->rule = rules[best];
   if (loo != NULL)
     *loo = err[best] / count;
+  /* The first rule with shrink 0 (5, median, 0) corrects nothing. */
+  const guint uncorrected = G_N_ELEMENTS (shrinks) - 1;
+  g_assert (rules[uncorrected].shrink == 0);
   if (none != NULL)
-    *none = err[G_N_ELEMENTS (shrinks) - 1] / count;
+    *none = err[uncorrected] / count;
 }
 
 /* Checks and keeps one entry of WIDTH numbers V under KEY (the setting S
