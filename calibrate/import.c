@@ -722,6 +722,15 @@ add_kernel_extras (GsMeasureSet *set, GsMeasureRow *row, double ts_us,
   gs_measure_set_cell (set, row, "start_us", ts_text);
 }
 
+/* The launching cpu_op's place in the trace: the kernels of one op call
+ * (a GEMM and its split-K reduction) share it. */
+static void
+add_op_id (GsMeasureSet *set, GsMeasureRow *row, const Span *op)
+{
+  g_autofree char *id = op ? g_strdup_printf ("%u", op->index) : g_strdup ("");
+  gs_measure_set_cell (set, row, "cpu_op_index", id);
+}
+
 static gboolean
 take_kernel (const Trace *t, GsMeasureSet *set, JsonObject *ev,
              const GsImportOptions *opts, GError **error)
@@ -750,6 +759,7 @@ take_kernel (const Trace *t, GsMeasureSet *set, JsonObject *ev,
   if (op)
     describe_launch (t, row, op);
   add_kernel_extras (set, row, ts, args, op ? op->ev : NULL);
+  add_op_id (set, row, op);
   return TRUE;
 }
 

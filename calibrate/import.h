@@ -2,7 +2,8 @@
  * (calibrate/measure.h).
  *
  * NeuSight's kernels.csv needs none: it is the base format and
- * gs_measure_load() reads it as is.
+ * gs_measure_load() reads it as is.  gs_import_load() takes any of the
+ * formats, detected from the file.
  */
 #ifndef GS_IMPORT_H
 #define GS_IMPORT_H
@@ -26,8 +27,60 @@ typedef struct {
  * cpu_op; when it is an op gpusim knows (aten::bmm, aten::addmm,
  * aten::native_layer_norm, aten::_softmax, aten::add ...), `op`, the shape
  * columns and dtype follow from its "Input Dims" and "Input type".  Rows
- * whose op cannot be found keep `op` empty.  OPTIONS may be NULL. */
+ * whose op cannot be found keep `op` empty.  The extra column
+ * cpu_op_index numbers the launching cpu_op (the kernels of one op call
+ * share it).  OPTIONS may be NULL. */
 GsMeasureSet *gs_import_kineto (const char *file, const GsImportOptions *options,
                                 GError **error);
+
+/* Reads a per-op trace of a model run, NeuSight's *-ops.csv (the e2e
+ * examples in data/neusight/e2e-examples; its label files' columns work
+ * too): one row per torch.fx node with columns op (the node kind), target,
+ * input_shapes, output_shape, dtype and latency_ms (or NeuSight's
+ * fw_latency, else latency).  Each node that runs (call_module,
+ * call_function, call_method) becomes a row with its latency; when it is
+ * an op gpusim predicts alone, `op` and the shape columns say which:
+ * matmul/bmm/mm -> bmm (bmm_nt when its second input is the output of a
+ * transpose of the last two dimensions since the previous GEMM), or linear
+ * when the second input is a matrix; addmm and F.linear -> linear;
+ * softmax, layer_norm, gelu, relu, tanh; add/mul/truediv/pow of
+ * same-shape tensors, or with a Python scalar (addu ...).  Leaf modules
+ * are told by name and shapes: "norm", "ln", "ln_*" -> ln; dropout,
+ * embedding and activation modules -> no op; any other module that maps
+ * the last dimension and keeps the others -> linear.  Broadcasting
+ * pointwise ops, copies, gathers and masking keep `op` empty, as do
+ * nodes whose dtype cell is empty (host arithmetic on sizes) or not a
+ * floating-point type.  The node's
+ * name, fx kind, target and shapes go to the extra columns node, fx_op,
+ * fx_target, input_shapes and output_shape. */
+GsMeasureSet *gs_import_neusight_ops (const char *file,
+                                      const GsImportOptions *options,
+                                      GError **error);
+
+typedef enum {
+  GS_IMPORT_AUTO,            /* detect */
+  GS_IMPORT_MEASUREMENTS,    /* gpusim's measurement CSV (NeuSight kernels.csv) */
+  GS_IMPORT_KINETO,          /* PyTorch profiler trace */
+  GS_IMPORT_NEUSIGHT_OPS,    /* per-op model trace */
+} GsImportFormat;
+
+/* "auto", "measurements", "kineto", "ops". */
+const char *gs_import_format_name (GsImportFormat format);
+gboolean gs_import_format_parse (const char *name, GsImportFormat *format);
+
+/* FILE's format from its first bytes (plain or gzip): JSON (a '{' or '[')
+ * is a profiler trace; a CSV whose header names input_shapes and target a
+ * per-op trace; any other CSV, and a file that cannot be read (the
+ * measurement reader then says why, naming file and line), a measurement
+ * set.  ERROR is for future use: today it always succeeds. */
+gboolean gs_import_detect (const char *file, GsImportFormat *format,
+                           GError **error);
+
+/* Loads FILE as FORMAT (GS_IMPORT_AUTO: detected).  Measurement CSVs go
+ * through gs_measure_load (REQUIRE_LATENCY as there); OPTIONS->device,
+ * when set, fills empty device cells.  OPTIONS may be NULL. */
+GsMeasureSet *gs_import_load (const char *file, GsImportFormat format,
+                              const GsImportOptions *options,
+                              gboolean require_latency, GError **error);
 
 #endif

@@ -5,7 +5,7 @@ libgscalib_a_SOURCES = \
 	calibrate/calib.c \
 	calibrate/csv.c calibrate/csv.h \
 	calibrate/measure.c calibrate/measure.h \
-	calibrate/import.c calibrate/import.h \
+	calibrate/import.c calibrate/import-ops.c calibrate/import.h \
 	calibrate/fit.c calibrate/fit.h \
 	calibrate/fit-gemm.c calibrate/fit-gemm.h \
 	calibrate/fit-tree.c calibrate/fit-tree.h \

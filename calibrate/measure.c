@@ -654,8 +654,8 @@ save_provenance (GString *out, const GsMeasureSet *set)
                             (char *) g_hash_table_lookup (set->provenance, keys[i]));
 }
 
-gboolean
-gs_measure_save (const GsMeasureSet *set, const char *file, GError **error)
+GString *
+gs_measure_to_text (const GsMeasureSet *set)
 {
   GString *out = g_string_sized_new (128 * (set->rows->len + 1));
   save_provenance (out, set);
@@ -664,6 +664,13 @@ gs_measure_save (const GsMeasureSet *set, const char *file, GError **error)
   gs_csv_append_row (out, (const char *const *) names->pdata, names->len);
   for (guint i = 0; i < set->rows->len; i++)
     save_row (out, set, &g_array_index (set->rows, GsMeasureRow, i), plan);
+  return out;
+}
+
+gboolean
+gs_measure_save (const GsMeasureSet *set, const char *file, GError **error)
+{
+  GString *out = gs_measure_to_text (set);
   gboolean ok = gs_csv_write_file (file, out->str, out->len, error);
   g_string_free (out, TRUE);
   return ok;

@@ -52,6 +52,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsMeasureSet, gs_measure_free)
  * file renamed into place. */
 gboolean gs_measure_save (const GsMeasureSet *set, const char *file,
                           GError **error);
+/* The text gs_measure_save writes.  Free with g_string_free. */
+GString *gs_measure_to_text (const GsMeasureSet *set);
 
 /* The documented train/validation split, by shape only (op and B,M,N,K,H),
  * so one shape is on the same side on every GPU: TRUE for validation. */

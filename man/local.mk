@@ -6,6 +6,7 @@ dist_man_MANS += man/gpusim-explain.1 man/gpusim-sweep.1
 dist_man_MANS += man/gpusim-calibrate.1
 dist_man_MANS += man/gpusim-predict.1
 dist_man_MANS += man/gpusim-validate.1
+dist_man_MANS += man/gpusim-import.1
 
 ## The PARAMETERS section of gpusim-arch(5) is the output of
 ## `gpusim arch params --man`, kept in the checked-in page between two

@@ -16,6 +16,7 @@
 #include "calibrate/fit.h"
 #include "calibrate/fit-gemm.h"
 #include "calibrate/fit-memory.h"
+#include "calibrate/import.h"
 #include "calibrate/measure.h"
 #include "sim/arch.h"
 #include "sim/error.h"
@@ -144,7 +145,8 @@ load_sets (GsFit *fit, char **files, GPtrArray *sets, GError **error)
   guint rows = 0;
   for (char **f = files; *f; f++)
     {
-      GsMeasureSet *set = gs_measure_load (*f, TRUE, error);
+      GsMeasureSet *set = gs_import_load (*f, GS_IMPORT_AUTO, NULL, TRUE,
+                                          error);
       if (set == NULL)
         return FALSE;
       g_ptr_array_add (sets, set);

@@ -11,6 +11,7 @@
 #include "src/output.h"
 #include "src/partition.h"
 #include "src/report.h"
+#include "src/run-ops.h"
 #include "src/trace.h"
 #include "sim/arch.h"
 #include "sim/error.h"
@@ -131,7 +132,11 @@ gs_cmd_run (int argc, char **argv)
   arch = gs_partition_args_arch (&a.common, &error);
   if (arch == NULL)
     goto fail;
-  prog = gs_workload_load (argv[1], &wopt, arch, &error);
+  GsImportFormat ops_format;
+  if (gs_run_ops_is_file (argv[1], &ops_format, &error))
+    prog = gs_run_ops_load (argv[1], ops_format, &wopt, arch, &error);
+  else if (error == NULL)
+    prog = gs_workload_load (argv[1], &wopt, arch, &error);
   if (prog == NULL)
     goto fail;
 

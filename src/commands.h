@@ -13,6 +13,7 @@ int gs_cmd_validate (int argc, char **argv);
 int gs_cmd_calibrate (int argc, char **argv);
 int gs_cmd_explain (int argc, char **argv);
 int gs_cmd_sweep (int argc, char **argv);
+int gs_cmd_import (int argc, char **argv);
 
 int gs_print_version (void);
 /* Prints "gpusim CMD: message" for ERROR and returns its exit status. */

@@ -25,6 +25,8 @@ static const Command commands[] = {
   { "explain", gs_cmd_explain,
     "explain a kernel's occupancy, waves and bound" },
   { "sweep", gs_cmd_sweep, "run a workload on a grid of what-if GPUs" },
+  { "import", gs_cmd_import,
+    "convert profiler and per-op traces to a measurement CSV" },
 };
 
 static void

@@ -196,7 +196,10 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
   else
     fprintf (out, "; spec sheet only (not calibrated)");
   fprintf (out, "\n");
-  if (prog->model)
+  if (prog->model && prog->batch == 0 && prog->seq == 0)
+    fprintf (out, "  %u ops as listed, %s runtime\n", prog->ops->len,
+             gs_runtime_name (prog->runtime));
+  else if (prog->model)
     fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s\n",
              prog->model, prog->mode ? prog->mode : "inference", prog->batch,
              prog->seq, gs_runtime_name (prog->runtime),

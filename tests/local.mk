@@ -72,8 +72,9 @@ check_PROGRAMS += tests/test-memory
 tests_test_memory_SOURCES = tests/test-memory.c tests/testlib.c \
 	tests/testlib.h
 tests_test_memory_LDADD = $(TESTS_LDADD)
-TESTS += tests/test-memory tests/predict-cli.sh tests/validate-cli.sh
-EXTRA_DIST += tests/predict-cli.sh tests/validate-cli.sh
+TESTS += tests/test-memory tests/predict-cli.sh tests/validate-cli.sh \
+	tests/import-cli.sh
+EXTRA_DIST += tests/predict-cli.sh tests/validate-cli.sh tests/import-cli.sh
 
 ## make check-valgrind: the whole suite under valgrind memcheck (test
 ## programs through LOG_COMPILER, gpusim through $GPUSIM, fuzz replays and

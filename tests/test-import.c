@@ -1,5 +1,7 @@
-/* Tests of the importers (calibrate/import.c) on a small Kineto trace in
- * the layout torch.profiler writes (tests/data/kineto-small.json). */
+/* Tests of the importers (calibrate/import.c, import-ops.c): a small
+ * Kineto trace in the layout torch.profiler writes
+ * (tests/data/kineto-small.json), the per-op model traces of
+ * data/neusight/e2e-examples, and format detection. */
 #include "config.h"
 #include "tests/testlib.h"
 #include "calibrate/import.h"
@@ -286,6 +288,245 @@ test_bad_traces (void)
   g_clear_error (&error);
 }
 
+
+/* ------------------------------------------------- per-op model traces */
+
+static char *
+e2e_path (const char *name)
+{
+  const char *srcdir = g_getenv ("GS_SRCDIR");
+  return g_build_filename (srcdir ? srcdir : ".", "data", "neusight",
+                           "e2e-examples", name, NULL);
+}
+
+/* The row of node NAME. */
+static GsMeasureRow *
+node_row (GsMeasureSet *set, const char *name)
+{
+  for (guint i = 0; i < set->rows->len; i++)
+    {
+      GsMeasureRow *r = row_at (set, i);
+      if (g_strcmp0 (gs_measure_get_cell (set, r, "node"), name) == 0)
+        return r;
+    }
+  g_error ("no node %s", name);
+  return NULL;
+}
+
+static guint
+rows_with_op (GsMeasureSet *set)
+{
+  guint n = 0;
+  for (guint i = 0; i < set->rows->len; i++)
+    n += row_at (set, i)->op != NULL;
+  return n;
+}
+
+static void
+test_ops_bert (void)
+{
+  g_autofree char *path = e2e_path ("v100-pcie-32gb-bert_large-inf-512-8-ops"
+                                    ".csv");
+  GError *error = NULL;
+  GsImportOptions opts = { "v100-pcie-32gb" };
+  g_autoptr (GsMeasureSet) set = gs_import_neusight_ops (path, &opts, &error);
+  g_assert_no_error (error);
+  /* 78 nodes; the placeholder, two get_attr and the output do no work. */
+  g_assert_cmpuint (set->rows->len, ==, 75);
+  /* One layer: 6 linear, 2 GEMMs of attention, softmax, divu, gelu, 3 ln,
+   * 3 add; the embeddings' add and ln, the mask's mulu, pooler and
+   * classifier. */
+  g_assert_cmpuint (rows_with_op (set), ==, 20);
+
+  GsMeasureRow *r = node_row (set, "bert_encoder_layer_0_attention_self_query");
+  g_assert_cmpstr (r->op, ==, "linear");
+  g_assert_cmpstr (r->device, ==, "v100-pcie-32gb");
+  assert_shape (r, 8, 512, 1024, 1024, -1);
+  g_assert_cmpfloat_with_epsilon (r->latency_ms, 0.85790079832077026, 1e-12);
+  g_assert_cmpint (r->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "fx_op"), ==, "call_module");
+  assert_shape (node_row (set, "bert_encoder_layer_0_intermediate_dense"),
+                8, 512, 1024, 4096, -1);
+  assert_shape (node_row (set, "classifier"), 1, 8, 1024, 2, -1);
+  /* q @ k^T: k went through transpose(-1, -2) just before. */
+  r = node_row (set, "matmul");
+  g_assert_cmpstr (r->op, ==, "bmm_nt");
+  assert_shape (r, 128, 512, 64, 512, -1);
+  r = node_row (set, "matmul_1");
+  g_assert_cmpstr (r->op, ==, "bmm");
+  assert_shape (r, 128, 512, 512, 64, -1);
+  r = node_row (set, "truediv");             /* scores / sqrt(d) */
+  g_assert_cmpstr (r->op, ==, "divu");
+  assert_shape (r, 65536, -1, -1, -1, 512);
+  g_assert_cmpstr (node_row (set, "softmax")->op, ==, "softmax");
+  g_assert_cmpstr (node_row (set, "gelu")->op, ==, "gelu");
+  r = node_row (set, "bert_embeddings_layer_norm");
+  g_assert_cmpstr (r->op, ==, "ln");
+  assert_shape (r, 4096, -1, -1, -1, 1024);
+  /* Not ops gpusim predicts alone: the mask's broadcast add, a dropout
+   * module, an embedding gather, a copy, host arithmetic on sizes. */
+  g_assert_null (node_row (set, "add_7")->op);
+  g_assert_null (node_row (set, "bert_encoder_layer_0_attention_self_dropout")
+                 ->op);
+  g_assert_null (node_row (set, "bert_embeddings_word_embeddings")->op);
+  g_assert_null (node_row (set, "contiguous")->op);
+  r = node_row (set, "add");                 /* seq + 0: Python ints */
+  g_assert_null (r->op);
+  g_assert_cmpfloat (r->latency_ms, >, 0);
+}
+
+static void
+test_ops_gpt2 (void)
+{
+  g_autofree char *path = e2e_path ("v100-pcie-32gb-gpt2_large-inf-1024-4-ops"
+                                    ".csv");
+  GError *error = NULL;
+  g_autoptr (GsMeasureSet) set = gs_import_neusight_ops (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows_with_op (set), ==, 21);
+  /* Conv1D traced as addmm(bias, x2d, W). */
+  GsMeasureRow *r = node_row (set, "addmm");
+  g_assert_cmpstr (r->op, ==, "linear");
+  g_assert_null (r->device);
+  assert_shape (r, 1, 4096, 1280, 3840, -1);
+  assert_shape (node_row (set, "lm_head"), 4, 1024, 1280, 50257, -1);
+  g_assert_cmpstr (node_row (set, "matmul")->op, ==, "bmm_nt");
+  g_assert_cmpstr (node_row (set, "pow_2")->op, ==, "powu");
+  g_assert_cmpstr (node_row (set, "mul_3")->op, ==, "mul");
+  g_assert_cmpstr (node_row (set, "tanh")->op, ==, "tanh");
+  g_assert_cmpstr (node_row (set, "transformer_ln_f")->op, ==, "ln");
+  /* attn / tensor(sqrt(d)): a one-element tensor, a broadcast. */
+  g_assert_null (node_row (set, "truediv")->op);
+}
+
+static void
+test_ops_round_trip (void)
+{
+  g_autofree char *path = e2e_path ("v100-pcie-32gb-gpt2_large-inf-1024-4-ops"
+                                    ".csv");
+  g_autofree char *dir = gs_test_temp_dir ("gs-import-XXXXXX");
+  g_autofree char *out = g_build_filename (dir, "ops.csv", NULL);
+  GError *error = NULL;
+  g_autoptr (GsMeasureSet) set = gs_import_load (path, GS_IMPORT_AUTO, NULL,
+                                                 FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_true (gs_measure_save (set, out, &error));
+  g_assert_no_error (error);
+  /* The saved set is a measurement CSV, read back as one. */
+  GsImportFormat f = GS_IMPORT_AUTO;
+  g_assert_true (gs_import_detect (out, &f, &error));
+  g_assert_cmpint (f, ==, GS_IMPORT_MEASUREMENTS);
+  g_autoptr (GsMeasureSet) back = gs_import_load (out, f, NULL, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (back->rows->len, ==, set->rows->len);
+  for (guint i = 0; i < set->rows->len; i++)
+    {
+      GsMeasureRow *a = row_at (set, i), *b = row_at (back, i);
+      g_assert_cmpstr (a->op, ==, b->op);
+      assert_shape (b, a->B, a->M, a->N, a->K, a->H);
+      g_assert_cmpfloat_with_epsilon (a->latency_ms, b->latency_ms, 1e-12);
+      g_assert_cmpstr (gs_measure_get_cell (set, a, "node"), ==,
+                       gs_measure_get_cell (back, b, "node"));
+    }
+  g_unlink (out);
+}
+
+static void
+test_detect (void)
+{
+  g_autofree char *dir = gs_test_temp_dir ("gs-import-XXXXXX");
+  static const struct { const char *name, *text; GsImportFormat want; } cases[] = {
+    { "trace.json", "  {\"traceEvents\": []}", GS_IMPORT_KINETO },
+    { "list.json", "[{\"ph\": \"X\"}]", GS_IMPORT_KINETO },
+    { "ops.csv", "name,op,target,input_shapes,output_shape,dtype,latency_ms\n",
+      GS_IMPORT_NEUSIGHT_OPS },
+    { "label.csv", "# from a run\nop,target,_args,input_shapes,latency,"
+      "output_shape\n", GS_IMPORT_NEUSIGHT_OPS },
+    { "meas.csv", "device,op,B,M,N,K,latency_ms\n", GS_IMPORT_MEASUREMENTS },
+    { "empty.csv", "", GS_IMPORT_MEASUREMENTS },
+  };
+  GError *error = NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_build_filename (dir, cases[i].name, NULL);
+      g_file_set_contents (path, cases[i].text, -1, &error);
+      g_assert_no_error (error);
+      GsImportFormat f = GS_IMPORT_AUTO;
+      g_assert_true (gs_import_detect (path, &f, &error));
+      g_assert_no_error (error);
+      if (f != cases[i].want)
+        g_error ("%s: detected %s", cases[i].name, gs_import_format_name (f));
+      g_unlink (path);
+    }
+  GsImportFormat f;
+  g_assert_true (gs_import_format_parse ("OPS", &f));
+  g_assert_cmpint (f, ==, GS_IMPORT_NEUSIGHT_OPS);
+  g_assert_false (gs_import_format_parse ("xlsx", &f));
+  /* An unreadable file is the measurement reader's to report. */
+  g_autofree char *absent = g_build_filename (dir, "absent.csv", NULL);
+  g_assert_true (gs_import_detect (absent, &f, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (f, ==, GS_IMPORT_MEASUREMENTS);
+  g_autoptr (GsMeasureSet) none = gs_import_load (absent, GS_IMPORT_AUTO,
+                                                  NULL, TRUE, &error);
+  g_assert_null (none);
+  g_assert_error (error, GS_ERROR, GS_ERROR_IO);
+  g_clear_error (&error);
+}
+
+static void
+test_bad_ops (void)
+{
+  static const struct { const char *name, *text, *message; } cases[] = {
+    { "nolat.csv", "name,op,target,input_shapes,output_shape\n"
+      "a,call_function,add,\"[[2, 2]]\",\"(2, 2)\"\n",
+      "nolat.csv:1: not a per-op trace: no column 'latency_ms' (expected op, "
+      "target, input_shapes, output_shape and latency_ms)" },
+    { "badlat.csv", "name,op,target,input_shapes,output_shape,latency_ms\n"
+      "a,call_function,add,\"[[2, 2]]\",\"(2, 2)\",0.5\n"
+      "b,call_function,add,\"[[2, 2]]\",\"(2, 2)\",-1\n",
+      "badlat.csv:3: latency: '-1' is not a time in ms >= 0" },
+    { "fields.csv", "name,op,target,input_shapes,output_shape,latency_ms\n"
+      "a,call_function,add,\"[[2, 2]]\",\"(2, 2)\"\n",
+      "fields.csv:2: 5 fields where the header has 6" },
+    { "nowork.csv", "name,op,target,input_shapes,output_shape,latency_ms\n"
+      "x,placeholder,x,[],\"(2, 2)\",0\n",
+      "nowork.csv: 1 nodes and none that ran (op call_module, call_function "
+      "or call_method)" },
+  };
+  GError *error = NULL;
+  g_autofree char *dir = gs_test_temp_dir ("gs-import-XXXXXX");
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_build_filename (dir, cases[i].name, NULL);
+      g_file_set_contents (path, cases[i].text, -1, &error);
+      g_assert_no_error (error);
+      g_assert_null (gs_import_neusight_ops (path, NULL, &error));
+      g_assert_error (error, GS_ERROR, GS_ERROR_INPUT);
+      g_autofree char *want = g_strdup_printf ("%s/%s", dir, cases[i].message);
+      g_assert_cmpstr (error->message, ==, want);
+      g_clear_error (&error);
+      g_unlink (path);
+    }
+  /* Shapes that are not lists of whole numbers leave the op unknown. */
+  g_autofree char *path = g_build_filename (dir, "odd.csv", NULL);
+  g_file_set_contents (path, "name,op,target,input_shapes,output_shape,"
+                       "latency_ms\n"
+                       "a,call_function,add,\"[[2, x]]\",\"(2, 2)\",0.5\n"
+                       "b,call_function,add,\"[[2, 2], [2, 2]]\",\"(2, 2)\",0.5\n"
+                       "c,call_function,add,\"[[2, 2], [2, 2]\",\"(2, 2)\",0.5\n",
+                       -1, &error);
+  g_assert_no_error (error);
+  g_autoptr (GsMeasureSet) set = gs_import_neusight_ops (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (set->rows->len, ==, 3);
+  g_assert_null (row_at (set, 0)->op);
+  g_assert_cmpstr (row_at (set, 1)->op, ==, "add");
+  assert_shape (row_at (set, 1), 2, -1, -1, -1, 2);
+  g_assert_null (row_at (set, 2)->op);
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -294,5 +535,10 @@ main (int argc, char **argv)
   g_test_add_func ("/import/kineto-gz-round-trip", test_kineto_gz_round_trip);
   g_test_add_func ("/import/short-kernel-names", test_short_names);
   g_test_add_func ("/import/bad-traces", test_bad_traces);
+  g_test_add_func ("/import/ops-bert", test_ops_bert);
+  g_test_add_func ("/import/ops-gpt2", test_ops_gpt2);
+  g_test_add_func ("/import/ops-round-trip", test_ops_round_trip);
+  g_test_add_func ("/import/detect", test_detect);
+  g_test_add_func ("/import/bad-ops", test_bad_ops);
   return g_test_run ();
 }

@@ -1,0 +1,94 @@
+#!/bin/sh
+# gpusim tests: `gpusim import` and the traces `gpusim validate` and
+# `gpusim run` take directly -- the per-op model traces of
+# data/neusight/e2e-examples (V100, BERT-Large and GPT2-Large, one layer)
+# and the Kineto fixture tests/data/kineto-small.json.
+E="$GS_SRCDIR/data/neusight/e2e-examples"
+BERT="$E/v100-pcie-32gb-bert_large-inf-512-8-ops.csv"
+GPT2="$E/v100-pcie-32gb-gpt2_large-inf-1024-4-ops.csv"
+K="$GS_SRCDIR/tests/data/kineto-small.json"
+A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..12"
+
+check () {  # check N description command...: passes when the command does
+  n=$1; d=$2; shift 2
+  if "$@"; then echo "ok $n $d"; else echo "not ok $n $d"; fi
+}
+
+# 1-2. A per-op trace becomes a measurement CSV: provenance, the standard
+#      columns, and 20 of its 75 working nodes with an op.
+"$GPUSIM" import --device v100-pcie-32gb -o "$tmp/bert.csv" "$BERT" \
+  2> "$tmp/err"
+rc=$?
+check 1 "import: exit 0, provenance and header" sh -c "test $rc = 0 &&
+  head -1 '$tmp/bert.csv' | grep -q '^# source: per-op model trace ' &&
+  sed -n 2p '$tmp/bert.csv' | grep -q '^device,op,kernel,.*,latency_ms,.*,node,fx_op,fx_target,input_shapes,output_shape\$'"
+check 2 "import: 75 rows, 20 ops, said on stderr" sh -c "
+  test \$(awk -F, 'NR > 2' '$tmp/bert.csv' | wc -l) = 75 &&
+  test \$(awk -F, 'NR > 2 && \$2 != \"\"' '$tmp/bert.csv' | wc -l) = 20 &&
+  grep -q '(ops): 75 rows, 20 with an op gpusim predicts alone' '$tmp/err'"
+
+# 3. To standard output: the same text.
+"$GPUSIM" import --device v100-pcie-32gb "$BERT" 2>/dev/null > "$tmp/stdout.csv"
+check 3 "import to standard output is the same text" \
+  cmp -s "$tmp/stdout.csv" "$tmp/bert.csv"
+
+# 4. Usage errors: exit 2.
+"$GPUSIM" import --from xlsx "$BERT" > /dev/null 2> "$tmp/err"; rc=$?
+check 4 "import --from xlsx: exit 2" sh -c "test $rc = 2 &&
+  grep -q \"expected auto, kineto, ops or measurements, got 'xlsx'\" '$tmp/err'"
+
+# 5. Bad input: exit 3 naming file:line.
+printf 'name,op,target,input_shapes,output_shape,latency_ms\na,call_function,add,"[[2, 2]]","(2, 2)",fast\n' \
+  > "$tmp/bad.csv"
+"$GPUSIM" import "$tmp/bad.csv" > "$tmp/out" 2> "$tmp/err"; rc=$?
+check 5 "import of a bad trace: exit 3, file:line, nothing written" sh -c "
+  test $rc = 3 && grep -q 'bad.csv:2: latency' '$tmp/err' &&
+  test ! -s '$tmp/out'"
+
+# 6-7. validate reads the trace itself, compares every row (no split) and
+#      counts the rows that are no op apart.
+"$GPUSIM" validate --arch "$A" --format csv "$GPT2" > "$tmp/v.csv" \
+  2> "$tmp/err"
+rc=$?
+check 6 "validate of a per-op trace: exit 0, split all, 21 rows" sh -c "
+  test $rc = 0 &&
+  awk -F, '\$3 == \"\" && \$4 == \"all\" { n += \$6 } END { exit n != 21 }' \
+    '$tmp/v.csv'"
+check 7 "validate says how many rows it left out" \
+  grep -q '^gpusim validate: 93 rows name no op' "$tmp/err"
+
+# 8. --holdout still asks for the split.
+"$GPUSIM" validate --arch "$A" --format csv --holdout "$GPT2" \
+  > "$tmp/h.csv" 2>/dev/null
+check 8 "validate --holdout takes fewer rows" sh -c "
+  awk -F, '\$3 == \"\" && \$4 == \"holdout\" { n += \$6 }
+           END { exit !(n > 0 && n < 21) }' '$tmp/h.csv'"
+
+# 9-10. run takes the trace as a workload: its ops in order, one launch
+#       per kernel, the measured sum on stderr.
+"$GPUSIM" run "$BERT" --arch "$A" --format json > "$tmp/r.json" \
+  2> "$tmp/err"
+rc=$?
+check 9 "run of a per-op trace: exit 0, 20 ops, measured sum said" sh -c "
+  test $rc = 0 &&
+  grep -q ': 20 ops measured at 11.627 ms in all; 55 rows name no op' \
+    '$tmp/err'"
+check 10 "run of a per-op trace: a total in the measured range" sh -c "
+  t=\$('$GS_BUILDDIR/tests/jsonq' '$tmp/r.json' total_ms) &&
+  awk -v t=\"\$t\" 'BEGIN { exit !(t > 3 && t < 40) }'"
+
+# 11. A Kineto trace: the kernels of one op call are one op (the GEMM's
+#     split-K reduction comes with it).
+"$GPUSIM" run "$K" --arch "$A" > /dev/null 2> "$tmp/err"; rc=$?
+check 11 "run of a profiler trace: exit 0, 8 ops" sh -c "test $rc = 0 &&
+  grep -q 'kineto-small.json: 8 ops' '$tmp/err'"
+
+# 12. A CSV with no op in it: exit 1 saying so.
+printf 'name,op,target,input_shapes,output_shape,latency_ms\na,call_method,contiguous,"[[2, 2]]","(2, 2)",0.01\n' \
+  > "$tmp/none.csv"
+"$GPUSIM" run "$tmp/none.csv" --arch "$A" > /dev/null 2> "$tmp/err"; rc=$?
+check 12 "run of a trace with no op: exit 1" sh -c "test $rc = 1 &&
+  grep -q 'none of its 1 rows names an op' '$tmp/err'"
