@@ -37,6 +37,35 @@ assert_shape (const GsMeasureRow *r, gint64 B, gint64 M, gint64 N, gint64 K,
   g_assert_cmpint (r->H, ==, H);
 }
 
+typedef GsMeasureSet *(*Loader) (const char *file,
+                                 const GsImportOptions *options,
+                                 GError **error);
+
+/* LOAD fails on a file NAME holding TEXT with error CODE and a message that
+ * is DIR/MESSAGE, or starts so and ends with SUFFIX when SUFFIX is set. */
+static void
+expect_load_error (Loader load, const char *dir, const char *name,
+                   const char *text, int code, const char *message,
+                   const char *suffix)
+{
+  GError *error = NULL;
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+  g_assert_null (load (path, NULL, &error));
+  g_assert_error (error, GS_ERROR, code);
+  g_autofree char *want = g_strdup_printf ("%s/%s", dir, message);
+  if (suffix == NULL)
+    g_assert_cmpstr (error->message, ==, want);
+  else
+    {
+      g_assert_true (g_str_has_prefix (error->message, want));
+      g_assert_true (g_str_has_suffix (error->message, suffix));
+    }
+  g_clear_error (&error);
+  g_unlink (path);
+}
+
 static void
 check_fixture_rows (GsMeasureSet *set)
 {
@@ -264,24 +293,8 @@ test_bad_traces (void)
   GError *error = NULL;
   g_autofree char *dir = gs_test_temp_dir ("gs-import-XXXXXX");
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autofree char *path = g_build_filename (dir, cases[i].name, NULL);
-      g_file_set_contents (path, cases[i].text, -1, &error);
-      g_assert_no_error (error);
-      GsMeasureSet *set = gs_import_kineto (path, NULL, &error);
-      g_assert_null (set);
-      g_assert_error (error, GS_ERROR, cases[i].code);
-      g_autofree char *want = g_strdup_printf ("%s/%s", dir, cases[i].message);
-      if (cases[i].suffix == NULL)
-        g_assert_cmpstr (error->message, ==, want);
-      else
-        {
-          g_assert_true (g_str_has_prefix (error->message, want));
-          g_assert_true (g_str_has_suffix (error->message, cases[i].suffix));
-        }
-      g_clear_error (&error);
-      g_unlink (path);
-    }
+    expect_load_error (gs_import_kineto, dir, cases[i].name, cases[i].text,
+                       cases[i].code, cases[i].message, cases[i].suffix);
   g_autofree char *absent = g_build_filename (dir, "absent.json", NULL);
   g_assert_null (gs_import_kineto (absent, NULL, &error));
   g_assert_error (error, GS_ERROR, GS_ERROR_IO);
@@ -497,17 +510,8 @@ test_bad_ops (void)
   GError *error = NULL;
   g_autofree char *dir = gs_test_temp_dir ("gs-import-XXXXXX");
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autofree char *path = g_build_filename (dir, cases[i].name, NULL);
-      g_file_set_contents (path, cases[i].text, -1, &error);
-      g_assert_no_error (error);
-      g_assert_null (gs_import_neusight_ops (path, NULL, &error));
-      g_assert_error (error, GS_ERROR, GS_ERROR_INPUT);
-      g_autofree char *want = g_strdup_printf ("%s/%s", dir, cases[i].message);
-      g_assert_cmpstr (error->message, ==, want);
-      g_clear_error (&error);
-      g_unlink (path);
-    }
+    expect_load_error (gs_import_neusight_ops, dir, cases[i].name,
+                       cases[i].text, GS_ERROR_INPUT, cases[i].message, NULL);
   /* Shapes that are not lists of whole numbers leave the op unknown. */
   g_autofree char *path = g_build_filename (dir, "odd.csv", NULL);
   g_file_set_contents (path, "name,op,target,input_shapes,output_shape,"
