@@ -561,30 +561,31 @@ gs_import_format_parse (const char *name, GsImportFormat *format)
   return FALSE;
 }
 
-gboolean
-gs_import_detect (const char *file, GsImportFormat *format, GError **error)
+gsize
+gs_import_head (const char *file, char *buf, gsize size)
 {
-  /* A file that cannot be opened or read is left to the measurement CSV
-   * reader, whose messages name file and line. */
-  *format = GS_IMPORT_MEASUREMENTS;
   g_autoptr (GInputStream) in = gs_csv_open_input (file, NULL);
-  if (in == NULL)
-    return TRUE;
+  gsize got = 0;
+  if (in == NULL || size == 0
+      || !g_input_stream_read_all (in, buf, size - 1, &got, NULL, NULL))
+    got = 0;
+  if (size > 0)
+    buf[got] = '\0';
+  return got;
+}
+
+GsImportFormat
+gs_import_detect (const char *file)
+{
   char buf[4096];
-  gssize got = g_input_stream_read (in, buf, sizeof buf - 1, NULL, NULL);
-  if (got < 0)
-    return TRUE;
-  buf[got] = '\0';
+  gs_import_head (file, buf, sizeof buf);
   const char *p = buf;
   if (g_str_has_prefix (p, "\xef\xbb\xbf"))
     p += 3;
   while (g_ascii_isspace (*p))
     p++;
   if (*p == '{' || *p == '[')
-    {
-      *format = GS_IMPORT_KINETO;
-      return TRUE;
-    }
+    return GS_IMPORT_KINETO;
   /* The first line that is not a comment: a per-op trace's header names
    * its nodes' target and input shapes. */
   while (*p == '#')
@@ -595,10 +596,9 @@ gs_import_detect (const char *file, GsImportFormat *format, GError **error)
     }
   g_autofree char *first = g_strndup (p, strcspn (p, "\r\n"));
   g_auto (GStrv) names = g_strsplit (first, ",", -1);
-  *format = find_column (names, "input_shapes") >= 0
-            && find_column (names, "target") >= 0
-            ? GS_IMPORT_NEUSIGHT_OPS : GS_IMPORT_MEASUREMENTS;
-  return TRUE;
+  return find_column (names, "input_shapes") >= 0
+         && find_column (names, "target") >= 0
+         ? GS_IMPORT_NEUSIGHT_OPS : GS_IMPORT_MEASUREMENTS;
 }
 
 GsMeasureSet *
@@ -606,8 +606,8 @@ gs_import_load (const char *file, GsImportFormat format,
                 const GsImportOptions *options, gboolean require_latency,
                 GError **error)
 {
-  if (format == GS_IMPORT_AUTO && !gs_import_detect (file, &format, error))
-    return NULL;
+  if (format == GS_IMPORT_AUTO)
+    format = gs_import_detect (file);
   switch (format)
     {
     case GS_IMPORT_KINETO:

@@ -72,9 +72,12 @@ gboolean gs_import_format_parse (const char *name, GsImportFormat *format);
  * is a profiler trace; a CSV whose header names input_shapes and target a
  * per-op trace; any other CSV, and a file that cannot be read (the
  * measurement reader then says why, naming file and line), a measurement
- * set.  ERROR is for future use: today it always succeeds. */
-gboolean gs_import_detect (const char *file, GsImportFormat *format,
-                           GError **error);
+ * set. */
+GsImportFormat gs_import_detect (const char *file);
+
+/* Reads the first SIZE - 1 bytes of FILE (decompressed when gzip) into BUF,
+ * NUL-terminated; returns how many, 0 when FILE cannot be read. */
+gsize gs_import_head (const char *file, char *buf, gsize size);
 
 /* Loads FILE as FORMAT (GS_IMPORT_AUTO: detected).  Measurement CSVs go
  * through gs_measure_load (REQUIRE_LATENCY as there); OPTIONS->device,

@@ -86,9 +86,8 @@ gs_cmd_import (int argc, char **argv)
   g_autoptr (GsMeasureSet) set = NULL;
   if (!parse_args (&argc, &argv, &a, &format, &error))
     goto fail;
-  if (format == GS_IMPORT_AUTO
-      && !gs_import_detect (a.files[0], &format, &error))
-    goto fail;
+  if (format == GS_IMPORT_AUTO)
+    format = gs_import_detect (a.files[0]);
   GsImportOptions opts = { a.device };
   set = gs_import_load (a.files[0], format, &opts, FALSE, &error);
   if (set == NULL)

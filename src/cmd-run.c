@@ -133,9 +133,9 @@ gs_cmd_run (int argc, char **argv)
   if (arch == NULL)
     goto fail;
   GsImportFormat ops_format;
-  if (gs_run_ops_is_file (argv[1], &ops_format, &error))
+  if (gs_run_ops_is_file (argv[1], &ops_format))
     prog = gs_run_ops_load (argv[1], ops_format, &wopt, arch, &error);
-  else if (error == NULL)
+  else
     prog = gs_workload_load (argv[1], &wopt, arch, &error);
   if (prog == NULL)
     goto fail;

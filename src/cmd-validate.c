@@ -436,12 +436,13 @@ gs_cmd_validate (int argc, char **argv)
   GError *error = NULL;
   g_autoptr (GsMeasureSet) set = NULL;
   Table t = { g_ptr_array_new_with_free_func (cell_free), 0, 0, NULL };
-  GsImportFormat format = GS_IMPORT_MEASUREMENTS;
+  GsImportFormat format;
   int status = 0;
-  if (!parse_args (&argc, &argv, &a, &error)
-      || !gs_import_detect (a.files[0], &format, &error)
-      || (set = gs_import_load (a.files[0], format, NULL, TRUE, &error))
-         == NULL)
+  if (!parse_args (&argc, &argv, &a, &error))
+    goto fail;
+  format = gs_import_detect (a.files[0]);
+  set = gs_import_load (a.files[0], format, NULL, TRUE, &error);
+  if (set == NULL)
     goto fail;
   /* The split is the calibration data's; a trace imported from a profile
    * or a model run is compared whole unless a split is asked for. */

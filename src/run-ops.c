@@ -3,7 +3,6 @@
 #include "config.h"
 #include "src/run-ops.h"
 #include "src/predict.h"
-#include "calibrate/csv.h"
 #include "calibrate/import.h"
 #include "sim/error.h"
 #include "workloads/model-graph.h"
@@ -17,29 +16,22 @@
 static gboolean
 is_trace (const char *file)
 {
-  g_autoptr (GInputStream) in = gs_csv_open_input (file, NULL);
-  if (in == NULL)
-    return FALSE;              /* the workload loader says why */
   g_autofree char *buf = g_malloc (65537);
-  gsize got = 0;
-  if (!g_input_stream_read_all (in, buf, 65536, &got, NULL, NULL))
-    return FALSE;
-  buf[got] = '\0';
+  gs_import_head (file, buf, 65537);
   return strstr (buf, "\"traceEvents\"") || strstr (buf, "\"schemaVersion\"");
 }
 
 gboolean
-gs_run_ops_is_file (const char *file, GsImportFormat *format, GError **error)
+gs_run_ops_is_file (const char *file, GsImportFormat *format)
 {
   if (g_str_has_suffix (file, ".csv") || g_str_has_suffix (file, ".csv.gz"))
-    return gs_import_detect (file, format, error);
-  if ((g_str_has_suffix (file, ".json") || g_str_has_suffix (file, ".json.gz"))
-      && is_trace (file))
-    {
-      *format = GS_IMPORT_KINETO;
-      return TRUE;
-    }
-  return FALSE;
+    *format = gs_import_detect (file);
+  else if ((g_str_has_suffix (file, ".json")
+            || g_str_has_suffix (file, ".json.gz")) && is_trace (file))
+    *format = GS_IMPORT_KINETO;
+  else
+    return FALSE;
+  return TRUE;
 }
 
 /* The kernels of one op call share a Kineto row's cpu_op_index: the op is

@@ -18,10 +18,9 @@
 #include "workloads/model.h"
 
 /* Whether FILE is such an op list (a .csv or .csv.gz file, or a .json or
- * .json.gz profiler trace; its format in *FORMAT).  FALSE, with ERROR
- * unset, for other workloads (a config.json, a .workload file). */
-gboolean gs_run_ops_is_file (const char *file, GsImportFormat *format,
-                             GError **error);
+ * .json.gz profiler trace; its format in *FORMAT).  FALSE for other
+ * workloads (a config.json, a .workload file). */
+gboolean gs_run_ops_is_file (const char *file, GsImportFormat *format);
 
 GsProgram *gs_run_ops_load (const char *file, GsImportFormat format,
                             const GsWorkloadOptions *opt, const GsArch *arch,
