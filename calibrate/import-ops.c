@@ -164,6 +164,17 @@ typedef struct {
    * a transposed view (attention's q @ k^T). */
   Shape swapped[4];
   int n_swapped;
+  /* Output shapes of head-split views: a permute that moves a leading
+   * dimension ([B,S,H,D] -> [B,H,S,D]), and the transposes of those.
+   * Kept across GEMMs: v is split before q @ k^T and used after it. */
+  Shape split[8];
+  int n_split;
+  /* The operands the last matmul copied contiguous ("a", "b", "ab" or
+   * ""), for the row's clones cell. */
+  const char *clones;
+  /* The node's inputs known contiguous (input_contiguous "[True, False]"):
+   * an operand already contiguous is never copied. */
+  gboolean contiguous[MAX_INPUTS];
 } Context;
 
 /* The function's name in an fx target: "<built-in method matmul of type
@@ -224,6 +235,53 @@ was_transposed (const Context *c, const Shape *s)
   return FALSE;
 }
 
+static gboolean
+is_split (const Context *c, const Shape *s)
+{
+  for (int i = 0; i < c->n_split; i++)
+    if (same_shape (&c->split[i], s))
+      return TRUE;
+  return FALSE;
+}
+
+/* A permute or transpose from IN to OUT: a head split when it moves one
+ * of the leading dimensions (the shapes differ there), or transposes a
+ * head-split view. */
+static void
+note_split (Context *c, const Shape *in, const Shape *out)
+{
+  int r = in->rank;
+  if (r < 3 || out->rank != r || is_split (c, out))
+    return;
+  gboolean moved = is_split (c, in);
+  for (int i = 0; i < r - 2 && !moved; i++)
+    moved = in->d[i] != out->d[i];
+  if (!moved)
+    return;
+  if (c->n_split == G_N_ELEMENTS (c->split))
+    {
+      memmove (c->split, c->split + 1,
+               sizeof c->split[0] * (G_N_ELEMENTS (c->split) - 1));
+      c->n_split--;
+    }
+  c->split[c->n_split++] = *out;
+}
+
+/* Does torch.matmul copy operand S before its bmm?  It reshapes
+ * [B,H,M,N] to [B*H,M,N]; a head-split view's leading dimensions merge
+ * only when at most one of them is larger than 1 (so never a copy with
+ * one sequence), and bmm takes any matrix with one unit stride. */
+static gboolean
+matmul_copies (const Context *c, const Shape *s)
+{
+  if (s->rank < 4 || !is_split (c, s))
+    return FALSE;
+  int big = 0;
+  for (int i = 0; i < s->rank - 2; i++)
+    big += s->d[i] > 1;
+  return big > 1;
+}
+
 /* torch.matmul / bmm / mm of A and B. */
 static gboolean
 map_matmul (Context *c, GsMeasureRow *row, const Shape *a, const Shape *b)
@@ -239,6 +297,12 @@ map_matmul (Context *c, GsMeasureRow *row, const Shape *a, const Shape *b)
   for (int i = 0; i < a->rank - 2; i++)
     if (a->d[i] != b->d[i])
       return FALSE;
+  /* A copied operand is contiguous: a copied k^T is no longer a
+   * transposed view, and the bmm runs "nn". */
+  gboolean copy_a = !c->contiguous[0] && matmul_copies (c, a);
+  gboolean copy_b = !c->contiguous[1] && matmul_copies (c, b);
+  nt = nt && !copy_b;
+  c->clones = copy_a && copy_b ? "ab" : copy_a ? "a" : copy_b ? "b" : "";
   row->op = g_strdup (nt ? "bmm_nt" : "bmm");
   row->B = leading (a, 2);
   row->M = a->d[a->rank - 2];
@@ -277,7 +341,10 @@ map_function (Context *c, GsMeasureRow *row, const char *fn, const Shapes *s,
       || strcmp (fn, "t") == 0)
     {
       if (s->n >= 1)
-        note_transpose (c, &s->in[0], out);
+        {
+          note_transpose (c, &s->in[0], out);
+          note_split (c, &s->in[0], out);
+        }
       return FALSE;
     }
   if (strcmp (fn, "matmul") == 0 || strcmp (fn, "bmm") == 0
@@ -335,6 +402,7 @@ map_module (GsMeasureRow *row, const char *target, const Shapes *s,
 
 typedef struct {
   int name, fx_op, target, inputs, output, dtype, latency;
+  int contiguous;            /* input_contiguous, in NeuSight's labels */
 } Columns;
 
 static int
@@ -366,6 +434,28 @@ torch_dtype (const char *text)
     if (strcmp (text, names[i].name) == 0)
       return names[i].d;
   return -1;
+}
+
+/* "[True, False]": which inputs are contiguous; anything else leaves
+ * them all unknown (FALSE). */
+static void
+parse_contiguous (const char *text, gboolean out[MAX_INPUTS])
+{
+  memset (out, 0, sizeof (gboolean) * MAX_INPUTS);
+  const char *p = skip_blanks (text ? text : "");
+  if (*p != '[')
+    return;
+  for (int i = 0; i < MAX_INPUTS; i++)
+    {
+      p = skip_blanks (p + 1);
+      if (g_str_has_prefix (p, "True"))
+        out[i] = TRUE;
+      else if (!g_str_has_prefix (p, "False"))
+        break;
+      p = strchr (p, ',');
+      if (p == NULL)
+        break;
+    }
 }
 
 static gboolean
@@ -401,6 +491,8 @@ take_node (GsMeasureSet *set, Context *ctx, const Columns *col, char **cells,
    * sizes (its dtype cell is empty) or integer and mask work: no op. */
   int d = torch_dtype (cell (cells, n, col->dtype));
   gboolean known = FALSE;
+  ctx->clones = "";
+  parse_contiguous (cell (cells, n, col->contiguous), ctx->contiguous);
   if (s.n >= 0 && target && (col->dtype < 0 || d >= 0))
     {
       if (strcmp (kind, "call_module") == 0)
@@ -424,6 +516,7 @@ take_node (GsMeasureSet *set, Context *ctx, const Columns *col, char **cells,
   gs_measure_set_cell (set, row, "fx_target", target ? target : "");
   gs_measure_set_cell (set, row, "input_shapes", inputs ? inputs : "");
   gs_measure_set_cell (set, row, "output_shape", output ? output : "");
+  gs_measure_set_cell (set, row, "clones", known ? ctx->clones : "");
   return TRUE;
 }
 
@@ -460,6 +553,7 @@ find_columns (char **header, Columns *col, const char *file, GError **error)
   col->inputs = find_column (header, "input_shapes");
   col->output = find_column (header, "output_shape");
   col->dtype = find_column (header, "dtype");
+  col->contiguous = find_column (header, "input_contiguous");
   /* gpusim's export names it latency_ms; NeuSight's label files have
    * latency (forward plus backward in training) and fw_latency. */
   col->latency = find_column (header, "latency_ms");

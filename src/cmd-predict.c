@@ -95,6 +95,50 @@ gs_predict_row_op (const GsMeasureSet *set, const GsMeasureRow *row,
   return row_error (error, set, row, bad, what);
 }
 
+static void
+clone_op (GsOp *op, int64_t rows, int64_t cols, GsDtype dtype)
+{
+  gs_op_init (op);
+  op->kind = GS_OP_COPY;
+  op->name = g_strdup ("clone");
+  op->dtype = dtype;
+  op->rows = rows;
+  op->cols = cols;
+}
+
+gboolean
+gs_predict_row_clones (const GsMeasureSet *set, const GsMeasureRow *row,
+                       GsOp clones[2], guint *n, GError **error)
+{
+  *n = 0;
+  const char *c = gs_measure_get_cell (set, row, "clones");
+  if (c == NULL || *c == '\0')
+    return TRUE;
+  gboolean nt = g_strcmp0 (row->op, "bmm_nt") == 0;
+  if (!nt && g_strcmp0 (row->op, "bmm") != 0)
+    return row_error (error, set, row, "clones",
+                      "only a bmm or bmm_nt row has operands torch.matmul "
+                      "copies");
+  gboolean a = strcmp (c, "a") == 0 || strcmp (c, "ab") == 0;
+  gboolean b = strcmp (c, "b") == 0 || strcmp (c, "ab") == 0;
+  if (!a && !b)
+    return row_error (error, set, row, "clones",
+                      "expected a, b or ab (the operands torch.matmul "
+                      "copies contiguous before its bmm)");
+  if (b && nt)
+    return row_error (error, set, row, "clones",
+                      "a copied second operand is contiguous, so the bmm "
+                      "runs nn: write the row as bmm");
+  if (row->B <= 0 || row->M <= 0 || row->N <= 0 || row->K <= 0)
+    return row_error (error, set, row, "clones",
+                      "the row needs positive B, M, N and K");
+  if (a)
+    clone_op (&clones[(*n)++], row->B * row->M, row->N, row->dtype);
+  if (b)
+    clone_op (&clones[(*n)++], row->B * row->N, row->K, row->dtype);
+  return TRUE;
+}
+
 static gboolean
 lower (const GsPredictor *p, const GsOp *op, const GsKernelHint *hint,
        GArray *kernels, GError **error)
@@ -203,8 +247,20 @@ gs_predict_row (const GsPredictor *p, const GsMeasureSet *set,
   g_autoptr (GArray) kernels = g_array_new (FALSE, TRUE, sizeof (GsKernel));
   g_array_set_clear_func (kernels, kernel_array_clear);
   GsTime gpu_time = 0;
-  gboolean ok = lower (p, &op, p->use_hints ? &hint : NULL, kernels, error)
-                && simulate (p, kernels, out, &gpu_time, error);
+  GsOp clones[2];
+  guint n_clones = 0;
+  if (!gs_predict_row_clones (set, row, clones, &n_clones, error))
+    {
+      gs_op_clear (&op);
+      return FALSE;
+    }
+  gboolean ok = TRUE;
+  for (guint i = 0; ok && i < n_clones; i++)
+    ok = lower (p, &clones[i], NULL, kernels, error);
+  for (guint i = 0; i < n_clones; i++)
+    gs_op_clear (&clones[i]);
+  ok = ok && lower (p, &op, p->use_hints ? &hint : NULL, kernels, error)
+       && simulate (p, kernels, out, &gpu_time, error);
   if (ok)
     {
       GsTime lat = op_latency (p, &op, gpu_time);

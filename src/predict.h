@@ -43,6 +43,14 @@ void gs_prediction_clear (GsPrediction *p);
 gboolean gs_predict_row_op (const GsMeasureSet *set, const GsMeasureRow *row,
                             GsOp *op, GError **error);
 
+/* The copies torch.matmul makes inside the call before ROW's bmm, from
+ * its optional `clones` column: "a", "b" or "ab", the operands (head-split
+ * [B,H,S,D] views) it copies contiguous.  Sets *N (0-2) copy ops in
+ * CLONES, to run before the GEMM.  Errors name file:line. */
+gboolean gs_predict_row_clones (const GsMeasureSet *set,
+                                const GsMeasureRow *row, GsOp clones[2],
+                                guint *n, GError **error);
+
 /* Fails (GS_ERROR_PREDICT, naming file:line) when ROW's operands cannot
  * all be in ARCH's memory (dram.size_gib) at once; this also keeps every
  * size far from overflow.  gs_predict_row checks it first. */

@@ -43,6 +43,18 @@ call_of (const GsMeasureSet *set, const GsMeasureRow *row)
   return id && *id ? id : NULL;
 }
 
+/* Appends OP (taken over) to PLAN, issued HOST_NS after the previous op,
+ * as part of framework call CALL. */
+static void
+push_op (GsModelPlan *plan, GsOp *op, double host_ns, guint call)
+{
+  double no_wait = -1;
+  g_array_append_val (plan->ops, *op);
+  g_array_append_val (plan->host_ns, host_ns);
+  g_array_append_val (plan->sync_ns, no_wait);
+  g_array_append_val (plan->call, call);
+}
+
 GsProgram *
 gs_run_ops_load (const char *file, GsImportFormat format,
                  const GsWorkloadOptions *opt, const GsArch *arch,
@@ -64,7 +76,7 @@ gs_run_ops_load (const char *file, GsImportFormat format,
   plan->host_ns = g_array_new (FALSE, FALSE, sizeof (double));
   plan->sync_ns = g_array_new (FALSE, FALSE, sizeof (double));
   plan->call = g_array_new (FALSE, FALSE, sizeof (guint));
-  guint left_out = 0;
+  guint left_out = 0, calls = 0, copies = 0;
   double measured = 0;
   const char *last_call = NULL;
   for (guint i = 0; i < set->rows->len; i++)
@@ -80,9 +92,15 @@ gs_run_ops_load (const char *file, GsImportFormat format,
       if (same_call)
         continue;              /* a further kernel of the op just added */
       last_call = call;
-      GsOp op;
+      GsOp op, clones[2];
+      guint n_clones = 0;
       if (!gs_predict_row_op (set, row, &op, error))
         return NULL;
+      if (!gs_predict_row_clones (set, row, clones, &n_clones, error))
+        {
+          gs_op_clear (&op);
+          return NULL;
+        }
       if (row->latency_ms > 0)
         measured += row->latency_ms;
       op.layer = -1;
@@ -96,12 +114,18 @@ gs_run_ops_load (const char *file, GsImportFormat format,
         }
       GsHostClass hc = op.kind == GS_OP_GEMM ? GS_HOST_GEMM : GS_HOST_OP;
       double host = gs_rt_host_ns (hc, rt);
-      double no_wait = -1;
       guint n = plan->ops->len;
-      g_array_append_val (plan->ops, op);
-      g_array_append_val (plan->host_ns, host);
-      g_array_append_val (plan->sync_ns, no_wait);
-      g_array_append_val (plan->call, n);
+      /* matmul's copies run first, inside the same call. */
+      for (guint c = 0; c < n_clones; c++)
+        {
+          clones[c].layer = op.layer;
+          clones[c].phase = op.phase;
+          clones[c].tag = g_strdup (op.tag);
+          push_op (plan, &clones[c], c == 0 ? host : 0, n);
+        }
+      push_op (plan, &op, n_clones > 0 ? 0 : host, n);
+      calls++;
+      copies += n_clones;
       plan->host_us += host / 1e3;
     }
   if (plan->ops->len == 0)
@@ -114,7 +138,9 @@ gs_run_ops_load (const char *file, GsImportFormat format,
     }
   if (left_out > 0 || measured > 0)
     {
-      fprintf (stderr, "gpusim run: %s: %u ops", file, plan->ops->len);
+      fprintf (stderr, "gpusim run: %s: %u ops", file, calls);
+      if (copies > 0)
+        fprintf (stderr, " (and %u copies inside matmul)", copies);
       if (measured > 0)
         fprintf (stderr, " measured at %.3f ms in all", measured);
       if (left_out > 0)

@@ -24,7 +24,7 @@ check () {  # check N description command...: passes when the command does
 rc=$?
 check 1 "import: exit 0, provenance and header" sh -c "test $rc = 0 &&
   head -1 '$tmp/bert.csv' | grep -q '^# source: per-op model trace ' &&
-  sed -n 2p '$tmp/bert.csv' | grep -q '^device,op,kernel,.*,latency_ms,.*,node,fx_op,fx_target,input_shapes,output_shape\$'"
+  sed -n 2p '$tmp/bert.csv' | grep -q '^device,op,kernel,.*,latency_ms,.*,node,fx_op,fx_target,input_shapes,output_shape,clones\$'"
 check 2 "import: 75 rows, 20 ops, said on stderr" sh -c "
   test \$(awk -F, 'NR > 2' '$tmp/bert.csv' | wc -l) = 75 &&
   test \$(awk -F, 'NR > 2 && \$2 != \"\"' '$tmp/bert.csv' | wc -l) = 20 &&
@@ -74,7 +74,7 @@ check 8 "validate --holdout takes fewer rows" sh -c "
 rc=$?
 check 9 "run of a per-op trace: exit 0, 20 ops, measured sum said" sh -c "
   test $rc = 0 &&
-  grep -q ': 20 ops measured at 11.627 ms in all; 55 rows name no op' \
+  grep -q ': 20 ops (and 3 copies inside matmul) measured at 11.627 ms in all; 55 rows name no op' \
     '$tmp/err'"
 check 10 "run of a per-op trace: a total in the measured range" sh -c "
   t=\$('$GS_BUILDDIR/tests/jsonq' '$tmp/r.json' total_ms) &&

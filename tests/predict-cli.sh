@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..17"
+echo "1..19"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -112,3 +112,16 @@ check 16 "unknown arch: exit 2" test $? = 2
 check 17 "bmm runs an _nn kernel, bmm_nt a _tn one" sh -c "
   sed -n 2p '$tmp/l.csv' | grep -q ',bmm,.*_nn,' &&
   sed -n 3p '$tmp/l.csv' | grep -q ',bmm_nt,.*_tn,'"
+
+# 18. clones: the operands torch.matmul copies contiguous before its bmm
+#     (head-split views of several sequences) run first, in the same op:
+#     the latency grows, the GEMM stays the longest kernel.
+"$GPUSIM" predict --arch $A clones.csv > "$tmp/cl.csv"
+check 18 "clones add the copies' time before the bmm" awk -F, '
+  NR == 2 { t = $(NF - 3); k = $(NF - 2) }
+  NR == 3 { ok = $(NF - 3) > t * 1.05 && $(NF - 2) == k }
+  END { exit !(ok && NR == 4) }' "$tmp/cl.csv"
+"$GPUSIM" predict --arch $A bad-clones.csv > /dev/null 2> "$tmp/e4"
+rc=$?
+check 19 "a copied k^T on bmm_nt: exit 3, bad-clones.csv:3 column clones" sh -c "
+  test $rc = 3 && grep -q 'bad-clones.csv:3: column clones: ' '$tmp/e4'"

@@ -361,13 +361,19 @@ test_ops_bert (void)
   assert_shape (node_row (set, "bert_encoder_layer_0_intermediate_dense"),
                 8, 512, 1024, 4096, -1);
   assert_shape (node_row (set, "classifier"), 1, 8, 1024, 2, -1);
-  /* q @ k^T: k went through transpose(-1, -2) just before. */
+  /* q @ k^T on head-split views of 8 sequences: matmul copies q and the
+   * transposed k contiguous, then runs an nn bmm.  probs @ v copies v. */
   r = node_row (set, "matmul");
-  g_assert_cmpstr (r->op, ==, "bmm_nt");
+  g_assert_cmpstr (r->op, ==, "bmm");
   assert_shape (r, 128, 512, 64, 512, -1);
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "clones"), ==, "ab");
   r = node_row (set, "matmul_1");
   g_assert_cmpstr (r->op, ==, "bmm");
   assert_shape (r, 128, 512, 512, 64, -1);
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "clones"), ==, "b");
+  g_assert_cmpstr (gs_measure_get_cell (
+                     set, node_row (set, "bert_encoder_layer_0_intermediate_"
+                                    "dense"), "clones"), ==, "");
   r = node_row (set, "truediv");             /* scores / sqrt(d) */
   g_assert_cmpstr (r->op, ==, "divu");
   assert_shape (r, 65536, -1, -1, -1, 512);
@@ -403,13 +409,76 @@ test_ops_gpt2 (void)
   g_assert_null (r->device);
   assert_shape (r, 1, 4096, 1280, 3840, -1);
   assert_shape (node_row (set, "lm_head"), 4, 1024, 1280, 50257, -1);
-  g_assert_cmpstr (node_row (set, "matmul")->op, ==, "bmm_nt");
+  r = node_row (set, "matmul");
+  g_assert_cmpstr (r->op, ==, "bmm");
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "clones"), ==, "ab");
+  g_assert_cmpstr (gs_measure_get_cell (set, node_row (set, "matmul_1"),
+                                        "clones"), ==, "b");
   g_assert_cmpstr (node_row (set, "pow_2")->op, ==, "powu");
   g_assert_cmpstr (node_row (set, "mul_3")->op, ==, "mul");
   g_assert_cmpstr (node_row (set, "tanh")->op, ==, "tanh");
   g_assert_cmpstr (node_row (set, "transformer_ln_f")->op, ==, "ln");
   /* attn / tensor(sqrt(d)): a one-element tensor, a broadcast. */
   g_assert_null (node_row (set, "truediv")->op);
+}
+
+/* One sequence: the head-split views' leading dimensions [1,H] merge, so
+ * matmul copies nothing and q @ k^T reads k transposed (bmm_nt); with two
+ * sequences both operands are copied. */
+static void
+test_ops_one_sequence (void)
+{
+  g_autofree char *dir = gs_test_temp_dir ("gs-import-XXXXXX");
+  GError *error = NULL;
+  for (int batch = 1; batch <= 2; batch++)
+    {
+      g_autofree char *path = g_build_filename (dir, "attn.csv", NULL);
+      g_autofree char *text = g_strdup_printf (
+        "name,op,target,input_shapes,output_shape,dtype,latency_ms\n"
+        "view,call_method,view,\"[[%d, 256, 512], [1]]\",\"(%d, 256, 8, 64)\","
+        "torch.float32,0.01\n"
+        "permute,call_method,permute,\"[[%d, 256, 8, 64]]\","
+        "\"(%d, 8, 256, 64)\",torch.float32,0.01\n"
+        "transpose,call_method,transpose,\"[[%d, 8, 256, 64]]\","
+        "\"(%d, 8, 64, 256)\",torch.float32,0.01\n"
+        "matmul,call_function,<built-in method matmul of type object>,"
+        "\"[[%d, 8, 256, 64], [%d, 8, 64, 256]]\",\"(%d, 8, 256, 256)\","
+        "torch.float32,0.2\n",
+        batch, batch, batch, batch, batch, batch, batch, batch, batch);
+      g_file_set_contents (path, text, -1, &error);
+      g_assert_no_error (error);
+      g_autoptr (GsMeasureSet) set = gs_import_neusight_ops (path, NULL,
+                                                             &error);
+      g_assert_no_error (error);
+      GsMeasureRow *r = node_row (set, "matmul");
+      g_assert_cmpstr (r->op, ==, batch == 1 ? "bmm_nt" : "bmm");
+      assert_shape (r, 8 * batch, 256, 64, 256, -1);
+      g_assert_cmpstr (gs_measure_get_cell (set, r, "clones"), ==,
+                       batch == 1 ? "" : "ab");
+      g_unlink (path);
+    }
+  /* NeuSight's label files say which inputs were contiguous: a contiguous
+   * one is never copied. */
+  g_autofree char *path = g_build_filename (dir, "label.csv", NULL);
+  g_file_set_contents (path,
+    "op,target,input_shapes,input_contiguous,latency,output_shape,dtype,Name\n"
+    "call_method,permute,\"[[2, 256, 8, 64]]\",[True],0.01,"
+    "\"(2, 8, 256, 64)\",torch.float32,permute\n"
+    "call_function,<built-in method matmul of type object>,"
+    "\"[[2, 8, 256, 256], [2, 8, 256, 64]]\",\"[True, False]\",0.2,"
+    "\"(2, 8, 256, 64)\",torch.float32,matmul_1\n"
+    "call_function,<built-in method matmul of type object>,"
+    "\"[[2, 8, 256, 256], [2, 8, 256, 64]]\",\"[True, True]\",0.2,"
+    "\"(2, 8, 256, 64)\",torch.float32,matmul_2\n", -1, &error);
+  g_assert_no_error (error);
+  g_autoptr (GsMeasureSet) set = gs_import_neusight_ops (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (gs_measure_get_cell (set, row_at (set, 1), "clones"), ==,
+                   "b");
+  g_assert_cmpstr (gs_measure_get_cell (set, row_at (set, 2), "clones"), ==,
+                   "");
+  g_assert_cmpstr (row_at (set, 2)->op, ==, "bmm");
+  g_unlink (path);
 }
 
 static void
@@ -537,6 +606,7 @@ main (int argc, char **argv)
   g_test_add_func ("/import/bad-traces", test_bad_traces);
   g_test_add_func ("/import/ops-bert", test_ops_bert);
   g_test_add_func ("/import/ops-gpt2", test_ops_gpt2);
+  g_test_add_func ("/import/ops-one-sequence", test_ops_one_sequence);
   g_test_add_func ("/import/ops-round-trip", test_ops_round_trip);
   g_test_add_func ("/import/detect", test_detect);
   g_test_add_func ("/import/bad-ops", test_bad_ops);

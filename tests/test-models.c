@@ -339,6 +339,36 @@ test_gpt2_shapes (void)
   g_assert_cmpint (sm->cols, ==, 16);
 }
 
+/* torch.matmul copies head-split views only when their batch dimensions
+ * [B,H] cannot merge: with one sequence the GPT-2 and BERT layers lose
+ * their three copies (two then one), q @ k^T reads k transposed ("tn"),
+ * and probs @ v stays "nn". */
+static void
+test_one_sequence (void)
+{
+  static const struct { const char *file, *attn; guint ops; } cases[] = {
+    { "tiny-gpt2.json", "h.0.attn.matmul", 27 },
+    { "tiny-bert.json", "attention.self.matmul", 20 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    for (int batch = 1; batch <= 2; batch++)
+      {
+        Req r = { .batch = batch, .seq = 16 };
+        g_autoptr (GsModelPlan) p = plan_fixture (cases[i].file, &r);
+        guint clones = count_ops (p, 0, -1, GS_OP_COPY, "clone");
+        g_assert_cmpuint (clones, ==, batch == 1 ? 0 : 3);
+        g_assert_cmpuint (count_ops (p, 0, -1, -1, NULL), ==,
+                          cases[i].ops - (batch == 1 ? 3 : 0));
+        const GsOp *score = find_op (p, 0, cases[i].attn, "bmm");
+        const GsOp *ctx = find_op (p, 1, cases[i].attn, "bmm");
+        assert_gemm (score, batch * 4, 16, 16, 16);
+        assert_gemm (ctx, batch * 4, 16, 16, 16);
+        g_assert_cmpint (score->layout, ==,
+                         batch == 1 ? GS_LAYOUT_TN : GS_LAYOUT_NN);
+        g_assert_cmpint (ctx->layout, ==, GS_LAYOUT_NN);
+      }
+}
+
 /* Qwen2 and Qwen3 run Llama's layer with their differences: Qwen2's q/k/v
  * carry a bias and its o_proj none; Qwen3 takes head_dim from the file
  * (32 here, not 64 / 4), adds an RMSNorm (six kernels in fp32) over each
@@ -1303,6 +1333,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/config/bad-requests", test_bad_requests);
   g_test_add_func ("/models/layers/counts", test_layers);
   g_test_add_func ("/models/layers/gpt2-shapes", test_gpt2_shapes);
+  g_test_add_func ("/models/layers/one-sequence", test_one_sequence);
   g_test_add_func ("/models/layers/qwen", test_qwen);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);
   g_test_add_func ("/models/layers/moe-encdec", test_moe_and_encdec);

@@ -5,8 +5,8 @@
  *
  *  - torch.matmul on [B,H,S,D] operands reshapes them to [B*H,S,D] for
  *    bmm; a head-split view (view + permute of a [B,S,H*D] tensor) cannot be
- *    merged that way, so matmul copies it contiguous first (one clone
- *    kernel per such operand, inside the matmul call).
+ *    merged that way when B > 1, so matmul copies it contiguous first (one
+ *    clone kernel per such operand, inside the matmul call).
  *  - a pointwise op over a permuted tensor writes its output in the same
  *    permuted layout (TensorIterator keeps the input's stride order), so
  *    rotary-embedded q/k still need that copy.
@@ -222,7 +222,11 @@ attn_inductor_sdpa (GsMb *b, const GsMbAttn *a, int q, int k, int v,
 }
 
 /* Eager attention from Q, K, V (one K/V head per query head) to the
- * [B,H,S,D] context: matmul, scale, mask, softmax, dropout, matmul. */
+ * [B,H,S,D] context: matmul, scale, mask, softmax, dropout, matmul.
+ * With one sequence in the batch, matmul's reshape of a head-split view to
+ * [H,S,D] is a view (a dimension of size 1 merges with any stride) and
+ * bmm takes the strided matrices as they are, so no operand is copied and
+ * q @ k^T runs on the transposed view of k (a "tn" kernel). */
 static int
 attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
             gboolean copy_k, gboolean copy_v)
@@ -230,8 +234,11 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
   GsMg *g = b->g;
   int64_t bh = b->batch * a->heads, D = a->head_dim;
   int64_t sq = a->seq_q, sk = a->seq_k, rows = bh * sq;
+  gboolean copy_q = a->copy_q && sq > 1;
+  if (b->batch == 1)
+    copy_q = copy_k = copy_v = FALSE;
   int s = gs_mg_matmul (g, "matmul", q, k, bh, sq, sk, D, FALSE, TRUE,
-                        a->copy_q && sq > 1, copy_k);
+                        copy_q, copy_k);
   s = attn_scale (g, a, s, rows, sk);
   s = attn_mask (g, a, s, rows, sk);
   int p = attn_softmax (g, a, s, rows, sk);
