@@ -158,17 +158,41 @@ set_linear (GsMeasureRow *row, const Shape *x, gint64 k)
 
 /* ------------------------------------------------------------ mapping */
 
+/* The last few shapes some kind of view produced (oldest dropped). */
+typedef struct {
+  Shape s[8];
+  int n, cap;
+} Recent;
+
+static void
+recent_add (Recent *r, const Shape *s)
+{
+  if (r->n == r->cap)
+    {
+      memmove (r->s, r->s + 1, sizeof r->s[0] * (gsize) (r->cap - 1));
+      r->n--;
+    }
+  r->s[r->n++] = *s;
+}
+
+static gboolean
+recent_has (const Recent *r, const Shape *s)
+{
+  for (int i = 0; i < r->n; i++)
+    if (same_shape (&r->s[i], s))
+      return TRUE;
+  return FALSE;
+}
+
 typedef struct {
   /* Output shapes of the transposes (last two dimensions swapped) seen
    * since the last GEMM: a matmul whose second input is one of them reads
    * a transposed view (attention's q @ k^T). */
-  Shape swapped[4];
-  int n_swapped;
+  Recent swapped;
   /* Output shapes of head-split views: a permute that moves a leading
    * dimension ([B,S,H,D] -> [B,H,S,D]), and the transposes of those.
    * Kept across GEMMs: v is split before q @ k^T and used after it. */
-  Shape split[8];
-  int n_split;
+  Recent split;
   /* The operands the last matmul copied contiguous ("a", "b", "ab" or
    * ""), for the row's clones cell. */
   const char *clones;
@@ -217,31 +241,7 @@ note_transpose (Context *c, const Shape *in, const Shape *out)
       return;
   if (in->d[r - 2] != out->d[r - 1] || in->d[r - 1] != out->d[r - 2])
     return;
-  if (c->n_swapped == G_N_ELEMENTS (c->swapped))
-    {
-      memmove (c->swapped, c->swapped + 1,
-               sizeof c->swapped[0] * (G_N_ELEMENTS (c->swapped) - 1));
-      c->n_swapped--;
-    }
-  c->swapped[c->n_swapped++] = *out;
-}
-
-static gboolean
-was_transposed (const Context *c, const Shape *s)
-{
-  for (int i = 0; i < c->n_swapped; i++)
-    if (same_shape (&c->swapped[i], s))
-      return TRUE;
-  return FALSE;
-}
-
-static gboolean
-is_split (const Context *c, const Shape *s)
-{
-  for (int i = 0; i < c->n_split; i++)
-    if (same_shape (&c->split[i], s))
-      return TRUE;
-  return FALSE;
+  recent_add (&c->swapped, out);
 }
 
 /* A permute or transpose from IN to OUT: a head split when it moves one
@@ -251,20 +251,13 @@ static void
 note_split (Context *c, const Shape *in, const Shape *out)
 {
   int r = in->rank;
-  if (r < 3 || out->rank != r || is_split (c, out))
+  if (r < 3 || out->rank != r || recent_has (&c->split, out))
     return;
-  gboolean moved = is_split (c, in);
+  gboolean moved = recent_has (&c->split, in);
   for (int i = 0; i < r - 2 && !moved; i++)
     moved = in->d[i] != out->d[i];
-  if (!moved)
-    return;
-  if (c->n_split == G_N_ELEMENTS (c->split))
-    {
-      memmove (c->split, c->split + 1,
-               sizeof c->split[0] * (G_N_ELEMENTS (c->split) - 1));
-      c->n_split--;
-    }
-  c->split[c->n_split++] = *out;
+  if (moved)
+    recent_add (&c->split, out);
 }
 
 /* Does torch.matmul copy operand S before its bmm?  It reshapes
@@ -274,7 +267,7 @@ note_split (Context *c, const Shape *in, const Shape *out)
 static gboolean
 matmul_copies (const Context *c, const Shape *s)
 {
-  if (s->rank < 4 || !is_split (c, s))
+  if (s->rank < 4 || !recent_has (&c->split, s))
     return FALSE;
   int big = 0;
   for (int i = 0; i < s->rank - 2; i++)
@@ -286,8 +279,8 @@ matmul_copies (const Context *c, const Shape *s)
 static gboolean
 map_matmul (Context *c, GsMeasureRow *row, const Shape *a, const Shape *b)
 {
-  gboolean nt = was_transposed (c, b);
-  c->n_swapped = 0;
+  gboolean nt = recent_has (&c->swapped, b);
+  c->swapped.n = 0;
   if (a->rank < 2 || b->rank < 2 || a->d[a->rank - 1] != b->d[b->rank - 2])
     return FALSE;
   if (b->rank == 2)
@@ -352,7 +345,7 @@ map_function (Context *c, GsMeasureRow *row, const char *fn, const Shapes *s,
     return s->n == 2 && map_matmul (c, row, &s->in[0], &s->in[1]);
   if (strcmp (fn, "addmm") == 0)
     {
-      c->n_swapped = 0;
+      c->swapped.n = 0;
       return s->n == 3 && s->in[1].rank == 2 && s->in[2].rank == 2
              && s->in[1].d[1] == s->in[2].d[0]
              && set_linear (row, &s->in[1], s->in[2].d[1]);
@@ -594,7 +587,7 @@ gs_import_neusight_ops (const char *file, const GsImportOptions *options,
   g_autofree char *base = g_path_get_basename (file);
   g_autofree char *source = g_strdup_printf ("per-op model trace %s", base);
   gs_measure_set_provenance (set, "source", source);
-  Context ctx = { .n_swapped = 0 };
+  Context ctx = { .swapped.cap = 4, .split.cap = 8 };
   guint nodes = 0;
   for (;;)
     {

@@ -129,9 +129,6 @@ gs_predict_row_clones (const GsMeasureSet *set, const GsMeasureRow *row,
     return row_error (error, set, row, "clones",
                       "a copied second operand is contiguous, so the bmm "
                       "runs nn: write the row as bmm");
-  if (row->B <= 0 || row->M <= 0 || row->N <= 0 || row->K <= 0)
-    return row_error (error, set, row, "clones",
-                      "the row needs positive B, M, N and K");
   if (a)
     clone_op (&clones[(*n)++], row->B * row->M, row->N, row->dtype);
   if (b)

@@ -46,7 +46,8 @@ gboolean gs_predict_row_op (const GsMeasureSet *set, const GsMeasureRow *row,
 /* The copies torch.matmul makes inside the call before ROW's bmm, from
  * its optional `clones` column: "a", "b" or "ab", the operands (head-split
  * [B,H,S,D] views) it copies contiguous.  Sets *N (0-2) copy ops in
- * CLONES, to run before the GEMM.  Errors name file:line. */
+ * CLONES, to run before the GEMM.  Call it once gs_predict_row_op() has
+ * accepted ROW (its shape is then whole).  Errors name file:line. */
 gboolean gs_predict_row_clones (const GsMeasureSet *set,
                                 const GsMeasureRow *row, GsOp clones[2],
                                 guint *n, GError **error);
