@@ -104,6 +104,9 @@ static const GsParam arch_params[] = {
   { "tensor.fp64_flops_per_clk", GS_PARAM_DOUBLE,
     OFF (tensor_flops_per_clk[GS_DTYPE_FP64]), "FLOP/clk/SM", 0, NULL, 0,
     BIG, 0, "dense FP64 tensor-core FLOPs (0: none)" },
+  { "tensor.mma_sync_share", GS_PARAM_DOUBLE, OFF (mma_sync_share), "", 1,
+    NULL, 0.01, 1, 0, "share of the dense rates that warp-level mma.sync "
+    "reaches (Hopper: about 2/3 of wgmma's)" },
 
   { "l2.size_mib", GS_PARAM_DOUBLE, OFF (l2_mib), "MiB", NAN, NULL, 0.001,
     1e6, REQ, "L2 cache size" },
@@ -529,6 +532,12 @@ gs_arch_peak_flops (const GsArch *a, GsDtype d)
       break;
     }
   return per_clk * a->sm_count * hz;
+}
+
+double
+gs_arch_tensor_rate (const GsArch *a, const GsWork *w, GsDtype d)
+{
+  return a->tensor_flops_per_clk[d] * (w->wgmma ? 1 : a->mma_sync_share);
 }
 
 double

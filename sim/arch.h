@@ -70,6 +70,8 @@ struct GsArch {
   double smem_bytes_per_clk;
   double l1_bytes_per_clk;
   double tensor_flops_per_clk[GS_DTYPE_COUNT]; /* dense; 0: not supported */
+  double mma_sync_share;   /* share of that rate warp-level mma.sync reaches
+                            * where a wider MMA (wgmma) sets the peak */
 
   /* Memory system. */
   double l2_mib;
@@ -128,6 +130,10 @@ gboolean gs_arch_validate (const GsArch *arch, GError **error);
 /* Derived figures. */
 double gs_arch_clock_mhz (const GsArch *arch);      /* sustained if calibrated */
 double gs_arch_peak_flops (const GsArch *arch, GsDtype dtype); /* FLOP/s */
+/* Tensor FLOPs per clock per SM that WORK's MMAs of DTYPE reach: the dense
+ * rate, times tensor.mma_sync_share unless they are wgmma (0: none). */
+double gs_arch_tensor_rate (const GsArch *arch, const GsWork *work,
+                            GsDtype dtype);
 double gs_arch_dram_bw (const GsArch *arch);        /* bytes/s, nominal */
 double gs_arch_l2_bw (const GsArch *arch);          /* bytes/s, nominal */
 /* Effective (calibrated) fractions, 1 when not calibrated. */

@@ -228,7 +228,7 @@ block_model (const GsArch *a, double clock_hz, const GsKernel *k,
     {
       if (w->tensor_flops[d] <= 0)
         continue;
-      double rate = a->tensor_flops_per_clk[d];
+      double rate = gs_arch_tensor_rate (a, w, d);
       if (rate <= 0)
         {
           g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,

@@ -52,6 +52,9 @@ typedef struct {
                             * instruction count and the dependent chain
                             * (0: GS_TENSOR_FLOPS_PER_MMA, an m16n8k16) */
   double fixed_ns;         /* fixed latency per block: prologue, syncs, epilogue */
+  gboolean wgmma;          /* the MMAs are Hopper warpgroup MMAs (wgmma); FALSE:
+                            * warp-level mma.sync, which reaches only the
+                            * arch's tensor.mma_sync_share of the dense rate */
 } GsWork;
 
 /* A range of blocks whose work is scaled (mixed block lengths). */

@@ -270,7 +270,7 @@ kern_model (Sim *s, Kern *kn, GError **error)
                          gs_dtype_name (d));
             return FALSE;
           }
-        tensor_cycles += w->tensor_flops[d] / a->tensor_flops_per_clk[d];
+        tensor_cycles += w->tensor_flops[d] / gs_arch_tensor_rate (a, w, d);
       }
   double mma = gs_work_mma_instrs (w);
   if (w->fp64_ops > 0 && a->fp64_lanes <= 0)

@@ -162,6 +162,14 @@ parse_work (char **work, GsWork *w, GError **error)
       const char *eq = strchr (*s, '=');
       g_autofree char *key = eq ? g_strndup (*s, eq - *s) : g_strdup (*s);
       const char *k = g_str_has_prefix (key, "work.") ? key + 5 : key;
+      if (eq != NULL && strcmp (k, "wgmma") == 0)
+        {
+          if (strcmp (eq + 1, "true") != 0 && strcmp (eq + 1, "false") != 0)
+            return gs_cli_usage (error, "--work %s: wgmma is true or false",
+                                 *s);
+          w->wgmma = strcmp (eq + 1, "true") == 0;
+          continue;
+        }
       double *f = work_field (w, k);
       if (eq == NULL || f == NULL)
         return gs_cli_usage (error, "--work %s: expected KEY=VALUE with a key of "
@@ -341,6 +349,8 @@ typedef struct {
   uint64_t last_wave;      /* blocks in the last (partial) wave */
   double flops_s, peak_flops_s, dram_bs, peak_dram_bs;
   const char *peak_name;   /* "FP32", "FP16 tensor" ... */
+  double mma_share;        /* share of the tensor peak its MMA instruction
+                            * reaches (mma.sync on Hopper: 2/3), else 1 */
   double iso_us;
   GsBound iso_bound;
   GArray *what_if;         /* WhatIf */
@@ -608,6 +618,7 @@ explain_rates (Explainer *x, Explained *e)
       e->peak_name = "FP64";
     }
   e->peak_flops_s = gs_arch_peak_flops (a, best) * sm_share;
+  e->mma_share = most > 0 && !w->wgmma ? a->mma_sync_share : 1;
   e->flops_s = secs > 0 ? e->res->flops / secs : 0;
   double dram_share = x->gopt->dram_fraction > 0 ? x->gopt->dram_fraction : 1;
   e->peak_dram_bs = gs_arch_dram_bw (a) * dram_share;
@@ -924,6 +935,13 @@ text_bound (FILE *out, const Explained *e)
       fprintf (out, "    %s of %s %s peak (%.1f%%)\n", got, peak,
                e->peak_name,
                e->peak_flops_s > 0 ? 100 * e->flops_s / e->peak_flops_s : 0);
+      if (e->mma_share < 1)
+        {
+          g_autofree char *sync = si (e->peak_flops_s * e->mma_share,
+                                      "FLOP/s");
+          fprintf (out, "    (mma.sync reaches %.0f%% of it here, %s; "
+                   "wgmma all of it)\n", 100 * e->mma_share, sync);
+        }
     }
   if (e->res->dram_bytes > 0)
     {
@@ -1135,6 +1153,7 @@ json_bound (JsonBuilder *b, const Explained *e)
   jdbl (b, "flops_per_s", e->flops_s);
   jdbl (b, "peak_flops_per_s", e->peak_flops_s);
   jstr (b, "peak_kind", e->peak_name);
+  jdbl (b, "mma_peak_share", e->mma_share);
   jdbl (b, "dram_bytes_per_s", e->dram_bs);
   jdbl (b, "peak_dram_bytes_per_s", e->peak_dram_bs);
   json_builder_end_object (b);

@@ -6,7 +6,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 T=examples/arch/teaching-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..12"
+echo "1..13"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -98,3 +98,16 @@ st5=$?
 check 12 "unknown op; bad op shape" \
   sh -c "test $st4 = 2 && grep -q \"unknown op 'frob'\" '$tmp/e4' &&
          test $st5 = 2 && grep -q 'positive whole number' '$tmp/e5'"
+
+# 13. Hopper's mma.sync reaches 2/3 of the tensor peak (sm90.cfg
+# tensor.mma_sync_share); the same tensor work as wgmma reaches all of it.
+mma="--arch h100 --grid 528 --block 256 --regs 64 --work tensor_fp16_flops=2.7e8
+     --work mma_flops=65536 --work ilp=4"
+"$GPUSIM" explain $mma > "$tmp/m1.txt"
+"$GPUSIM" explain $mma --work wgmma=true > "$tmp/m2.txt"
+p1=$(sed -n 's/.* peak (\([0-9.]*\)%)$/\1/p' "$tmp/m1.txt")
+p2=$(sed -n 's/.* peak (\([0-9.]*\)%)$/\1/p' "$tmp/m2.txt")
+check 13 "mma.sync at 2/3 of the H100's tensor peak ($p1%), wgmma at it ($p2%)" \
+  sh -c "awk 'BEGIN { exit !($p1 > 64 && $p1 < 68 && $p2 > 97 && $p2 <= 100.5) }' &&
+         grep -q '(mma.sync reaches 67% of it here' '$tmp/m1.txt' &&
+         ! grep -q 'mma.sync reaches' '$tmp/m2.txt'"

@@ -277,6 +277,50 @@ test_compute_peak (void)
   gs_kernel_clear (&k);
 }
 
+/* Hopper's dense tensor rates are wgmma's; warp-level mma.sync reaches
+ * tensor.mma_sync_share of them (sm90.cfg: 0.667), at both fidelities.  An
+ * arch without the key (the A100) runs both at the full rate. */
+static double
+mma_kernel_us (const GsArch *a, gboolean wgmma, GsFidelity f)
+{
+  GsKernel k;
+  gs_kernel_init (&k);
+  k.name = g_strdup ("mma");
+  k.grid[0] = a->sm_count * 4;
+  k.block[0] = 256;
+  k.regs = 64;
+  k.work.tensor_flops[GS_DTYPE_FP16] = 256.0 * 1024 * 1024;
+  k.work.mma_flops = 65536;
+  k.work.ilp = 4;
+  k.work.wgmma = wgmma;
+  GsGpuOptions o = { .no_memo = TRUE, .fidelity = f };
+  g_autoptr (GsGpu) g = gs_test_simulate (a, &k, 1, &o);
+  g_assert_cmpint (gs_gpu_result (g, 0)->bound, ==, GS_BOUND_TENSOR);
+  double us = kernel_us (g, 0);
+  gs_kernel_clear (&k);
+  return us;
+}
+
+static void
+test_mma_sync_share (void)
+{
+  g_autoptr (GsArch) h100 = load_arch ("h100");
+  g_autoptr (GsArch) a100 = load_arch ("a100");
+  g_assert_cmpfloat (fabs (h100->mma_sync_share - 0.667), <, 1e-9);
+  g_assert_cmpfloat (a100->mma_sync_share, ==, 1);
+  for (int f = GS_FIDELITY_BLOCK; f <= GS_FIDELITY_WARP; f++)
+    {
+      double sync = mma_kernel_us (h100, FALSE, f);
+      double wg = mma_kernel_us (h100, TRUE, f);
+      g_test_message ("h100 fidelity %d: mma.sync %.2f us, wgmma %.2f us",
+                      f, sync, wg);
+      g_assert_cmpfloat (fabs (wg / sync - 0.667), <, 0.02);
+      double a_sync = mma_kernel_us (a100, FALSE, f);
+      double a_wg = mma_kernel_us (a100, TRUE, f);
+      g_assert_cmpfloat (fabs (a_wg / a_sync - 1), <, 1e-9);
+    }
+}
+
 static void
 test_latency_bound (void)
 {
@@ -396,6 +440,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/partial-wave", test_partial_wave);
   g_test_add_func ("/gpu/streaming", test_streaming);
   g_test_add_func ("/gpu/compute-peak", test_compute_peak);
+  g_test_add_func ("/gpu/mma-sync-share", test_mma_sync_share);
   g_test_add_func ("/gpu/latency-bound", test_latency_bound);
   g_test_add_func ("/gpu/streams", test_streams_serialize);
   g_test_add_func ("/gpu/shortcuts-exact", test_shortcuts_exact);

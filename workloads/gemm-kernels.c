@@ -469,6 +469,7 @@ tensor_work (const GsGemmCfg *cfg, const Geometry *g, GsDtype dtype,
    * dozens, and a chain as long as the tensor work it carries. */
   if (cfg->kind == GS_GEMM_WGMMA)
     w->mma_flops = 2.0 * 16 * (tc / cfg->warp_cols) * (32 / g->in_bytes);
+  w->wgmma = cfg->kind == GS_GEMM_WGMMA;
 }
 
 /* Loads and stores of a block.  L2 serves what L1 does not: blocks are

@@ -113,6 +113,9 @@ static const GsParam kernel_params[] = {
     0, "fixed latency per block (prologue, barriers, epilogue)" },
   { "work.mma_flops", GS_PARAM_DOUBLE, WOFF (mma_flops), "FLOPs", 0, NULL, 0,
     BIG, 0, "FLOPs of one warp's MMA instruction (0: an m16n8k16's 4096)" },
+  { "work.wgmma", GS_PARAM_BOOL, WOFF (wgmma), "", 0, NULL, 0, 1, 0,
+    "the MMAs are Hopper wgmma (false: mma.sync, at the arch's "
+    "tensor.mma_sync_share of the rate)" },
 };
 #undef OFF
 #undef WOFF
