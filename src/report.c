@@ -197,8 +197,24 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
     fprintf (out, "; spec sheet only (not calibrated)");
   fprintf (out, "\n");
   if (prog->model && prog->batch == 0 && prog->seq == 0)
-    fprintf (out, "  %u ops as listed, %s runtime\n", prog->ops->len,
-             gs_runtime_name (prog->runtime));
+    {
+      /* A listed call may run several ops (matmul's copies share its tag). */
+      guint calls = 0;
+      const char *last = NULL;
+      for (guint i = 0; i < prog->ops->len; i++)
+        {
+          const char *tag = g_array_index (prog->ops, GsOp, i).tag;
+          calls += tag == NULL || last == NULL || strcmp (tag, last) != 0;
+          last = tag;
+        }
+      if (calls < prog->ops->len)
+        fprintf (out, "  %u ops as listed (%u with the copies inside "
+                 "matmul), %s runtime\n", calls, prog->ops->len,
+                 gs_runtime_name (prog->runtime));
+      else
+        fprintf (out, "  %u ops as listed, %s runtime\n", prog->ops->len,
+                 gs_runtime_name (prog->runtime));
+    }
   else if (prog->model)
     fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s\n",
              prog->model, prog->mode ? prog->mode : "inference", prog->batch,

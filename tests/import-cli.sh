@@ -72,10 +72,13 @@ check 8 "validate --holdout takes fewer rows" sh -c "
 "$GPUSIM" run "$BERT" --arch "$A" --format json > "$tmp/r.json" \
   2> "$tmp/err"
 rc=$?
+"$GPUSIM" run "$BERT" --arch "$A" > "$tmp/r.txt" 2> /dev/null
 check 9 "run of a per-op trace: exit 0, 20 ops, measured sum said" sh -c "
   test $rc = 0 &&
   grep -q ': 20 ops (and 3 copies inside matmul) measured at 11.627 ms in all; 55 rows name no op' \
-    '$tmp/err'"
+    '$tmp/err' &&
+  grep -q '^  20 ops as listed (23 with the copies inside matmul), eager runtime' \
+    '$tmp/r.txt'"
 check 10 "run of a per-op trace: a total in the measured range" sh -c "
   t=\$('$GS_BUILDDIR/tests/jsonq' '$tmp/r.json' total_ms) &&
   awk -v t=\"\$t\" 'BEGIN { exit !(t > 3 && t < 40) }'"
