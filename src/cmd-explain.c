@@ -60,7 +60,8 @@ parse_args (int *argc, char ***argv, ExplainArgs *a, GError **error)
       "workload's work group)", "KEY=VALUE" },
     { "op", 0, 0, G_OPTION_ARG_STRING, &a->op,
       "an op lowered through the kernel library, e.g. \"linear B=8 M=512 "
-      "N=4096 K=1024\"", "\"OP K=V ...\"" },
+      "N=4096 K=1024\" or \"attention B=2 H=16 M=8192 K=128 causal=1 "
+      "dtype=bf16\"", "\"OP K=V ...\"" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &a->format,
       "text (default) or json", "FORMAT" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
@@ -270,6 +271,82 @@ kernel_array_clear (gpointer k)
   gs_kernel_clear (k);
 }
 
+/* "attention B=2 H=16 M=8192 K=128 causal=1 impl=flash2": fused attention
+ * of B sequences and H heads, M queries against N keys (default M) of
+ * head dimension K, as the model builders make it. */
+static gboolean
+attention_op (const char *spec, GsDtype dtype, GsOp *op, GError **error)
+{
+  g_auto (GStrv) tok = g_strsplit_set (spec, " \t", -1);
+  op->kind = GS_OP_ATTENTION;
+  op->dtype = dtype;
+  op->attn = GS_ATTN_FLASH2;
+  int64_t n = 0;
+  gboolean named = FALSE;
+  for (char **t = tok; *t; t++)
+    {
+      if (**t == '\0')
+        continue;
+      if (!named)
+        {
+          named = TRUE;
+          continue;
+        }
+      const char *eq = strchr (*t, '=');
+      g_autofree char *key = eq ? g_strndup (*t, eq - *t) : g_strdup (*t);
+      const char *val = eq ? eq + 1 : "";
+      if (strcmp (key, "dtype") == 0)
+        {
+          int d = gs_dtype_parse (val);
+          if (d < 0)
+            return gs_cli_usage (error, "--op: unknown dtype in %s (fp32, "
+                                 "tf32, fp16, bf16, fp8)", *t);
+          op->dtype = (GsDtype) d;
+          continue;
+        }
+      if (strcmp (key, "impl") == 0)
+        {
+          if (strcmp (val, "flash2") != 0 && strcmp (val, "mem_eff") != 0)
+            return gs_cli_usage (error, "--op: %s: impl is flash2 or "
+                                 "mem_eff", *t);
+          op->attn = strcmp (val, "flash2") == 0 ? GS_ATTN_FLASH2
+                                                  : GS_ATTN_MEM_EFF;
+          continue;
+        }
+      if (strcmp (key, "causal") == 0)
+        {
+          if (strcmp (val, "0") != 0 && strcmp (val, "1") != 0)
+            return gs_cli_usage (error, "--op: %s: causal is 0 or 1", *t);
+          op->causal = strcmp (val, "1") == 0;
+          continue;
+        }
+      char *end = NULL;
+      gint64 v = g_ascii_strtoll (val, &end, 10);
+      int64_t *f = strcmp (key, "B") == 0 ? &op->batch
+                   : strcmp (key, "H") == 0 ? &op->heads
+                   : strcmp (key, "M") == 0 ? &op->seq_q
+                   : strcmp (key, "N") == 0 ? &n
+                   : strcmp (key, "K") == 0 ? &op->head_dim : NULL;
+      if (f == NULL || end == val || *end != '\0' || v < 1)
+        return gs_cli_usage (error, "--op: %s: attention takes B= (batch), "
+                             "H= (heads), M= (queries), N= (keys, default "
+                             "M), K= (head dimension) with a positive whole "
+                             "number, causal=0|1, impl=flash2|mem_eff and "
+                             "dtype=", *t);
+      *f = v;
+    }
+  const char *need = op->batch < 1 ? "B" : op->heads < 1 ? "H"
+                     : op->seq_q < 1 ? "M" : op->head_dim < 1 ? "K" : NULL;
+  if (need != NULL)
+    return gs_cli_usage (error, "--op \"%s\": attention needs %s=", spec,
+                         need);
+  op->seq_k = n > 0 ? n : op->seq_q;
+  op->kv_heads = op->heads;
+  op->name = g_strdup (op->attn == GS_ATTN_FLASH2 ? "flash_attn_fwd"
+                                                  : "efficient_attention_fwd");
+  return TRUE;
+}
+
 static GsProgram *
 op_program (const ExplainArgs *a, const GsArch *arch, GError **error)
 {
@@ -289,16 +366,28 @@ op_program (const ExplainArgs *a, const GsArch *arch, GError **error)
         }
       row->dtype = (GsDtype) d;
     }
-  if (!parse_op_row (a->op, row, error))
-    return NULL;
-  if (!gs_predict_row_fits (arch, set, row, error))
-    return NULL;
   GsOp op;
   gs_op_init (&op);
-  if (!gs_predict_row_op (set, row, &op, error))
+  if (g_str_has_prefix (g_strchug (a->op), "attention")
+      && (a->op[9] == '\0' || g_ascii_isspace (a->op[9])))
     {
-      (*error)->code = GS_ERROR_USAGE;
-      return NULL;
+      if (!attention_op (a->op, row->dtype, &op, error))
+        {
+          gs_op_clear (&op);
+          return NULL;
+        }
+    }
+  else
+    {
+      if (!parse_op_row (a->op, row, error))
+        return NULL;
+      if (!gs_predict_row_fits (arch, set, row, error))
+        return NULL;
+      if (!gs_predict_row_op (set, row, &op, error))
+        {
+          (*error)->code = GS_ERROR_USAGE;
+          return NULL;
+        }
     }
   int runtime = a->p.runtime ? gs_runtime_parse (a->p.runtime)
                              : GS_RUNTIME_EAGER;
