@@ -220,6 +220,19 @@ inline_program (const ExplainArgs *a, GError **error)
 
 /* ------------------------------------------------------------------ ops */
 
+/* The dtype=VALUE token TOKEN of --op. */
+static gboolean
+op_dtype (const char *token, const char *value, GsDtype *dtype,
+          GError **error)
+{
+  int d = gs_dtype_parse (value);
+  if (d < 0)
+    return gs_cli_usage (error, "--op: unknown dtype in %s (fp32, tf32, "
+                         "fp16, bf16, fp8)", token);
+  *dtype = (GsDtype) d;
+  return TRUE;
+}
+
 /* "linear B=8 M=512 N=4096 K=1024 dtype=fp16" as a one-row op set, read
  * with the same rules as `gpusim predict`. */
 static gboolean
@@ -239,11 +252,8 @@ parse_op_row (const char *spec, GsMeasureRow *row, GError **error)
       g_autofree char *key = eq ? g_strndup (*t, eq - *t) : NULL;
       if (key && strcmp (key, "dtype") == 0)
         {
-          int d = gs_dtype_parse (eq + 1);
-          if (d < 0)
-            return gs_cli_usage (error, "--op: unknown dtype in %s (fp32, tf32, "
-                          "fp16, bf16, fp8)", *t);
-          row->dtype = (GsDtype) d;
+          if (!op_dtype (*t, eq + 1, &row->dtype, error))
+            return FALSE;
           continue;
         }
       char *end = NULL;
@@ -297,11 +307,8 @@ attention_op (const char *spec, GsDtype dtype, GsOp *op, GError **error)
       const char *val = eq ? eq + 1 : "";
       if (strcmp (key, "dtype") == 0)
         {
-          int d = gs_dtype_parse (val);
-          if (d < 0)
-            return gs_cli_usage (error, "--op: unknown dtype in %s (fp32, "
-                                 "tf32, fp16, bf16, fp8)", *t);
-          op->dtype = (GsDtype) d;
+          if (!op_dtype (*t, val, &op->dtype, error))
+            return FALSE;
           continue;
         }
       if (strcmp (key, "impl") == 0)
