@@ -89,7 +89,8 @@ typedef struct {
  * (an SM of a partial last wave runs only the blocks it holds) times a
  * block's FLOPs at the family's share of the SM peak, or the DRAM time of
  * the operands, the output and (split-K) the partial tiles, whichever is
- * longer. */
+ * longer; then, under split-K, the reduction kernel's DRAM time and its
+ * launch. */
 static double
 estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
                   const Candidate *c, int split)
@@ -111,9 +112,10 @@ estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
   double in = ((double) s->rows + s->cols) * s->depth * s->batch
               * gs_dtype_bytes (s->dtype);
   double mem = (in + out * split) / bw * 1e9;
-  if (split > 1)
-    mem += out * (split + 1) / bw * 1e9 + 2000;    /* reduce kernel + launch */
-  return MAX (t, mem);
+  /* The reduction is a kernel of its own, after the GEMM: its time adds to
+   * the GEMM's, whichever bound the GEMM has. */
+  double reduce = split > 1 ? out * (split + 1) / bw * 1e9 + 2000 : 0;
+  return MAX (t, mem) + reduce;
 }
 
 double
