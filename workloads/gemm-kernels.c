@@ -613,6 +613,51 @@ splitk_reduce (const GsGemmShape *s, int split, GArray *kernels)
   g_array_append_val (kernels, k);
 }
 
+/* Seconds of an SM's shared-memory and L1 pipe per FLOP of a block of CFG
+ * on S, at the arch's clock and full efficiency: the same bytes the GPU
+ * model's smem/L1 bound charges (sim/gpu.c), so the heuristic's estimate
+ * sees that a small tensor-core tile (64x64 bf16 on an A100: 768 bytes of
+ * shared memory per 8192 FLOPs, 1.5 times what 128 bytes per clock feed at
+ * the dense rate) cannot reach its share of the peak. */
+double
+gs_gemm_lsu_s_per_flop (const GsArch *arch, const GsGemmCfg *cfg,
+                        const GsGemmShape *s)
+{
+  Geometry g;
+  geometry (cfg, s, 1, &g);
+  GsWork w;
+  gs_work_init (&w);
+  if (cfg->kind == GS_GEMM_TENSOR || cfg->kind == GS_GEMM_WGMMA)
+    tensor_work (cfg, &g, s->dtype, &w);
+  else
+    simt_work (cfg, &g, &w);
+  int bps = MAX (1, gs_gemm_blocks_per_sm (arch, cfg, s->layout));
+  memory_work (arch, s, &g, bps, 0, &w);
+  double flops = 2 * w.fp32_ops;
+  for (int d = 0; d < GS_DTYPE_COUNT; d++)
+    flops += w.tensor_flops[d];
+  if (flops <= 0 || arch->smem_bytes_per_clk <= 0
+      || arch->l1_bytes_per_clk <= 0)
+    return 0;
+  double clocks = w.smem_bytes / arch->smem_bytes_per_clk
+                  + (w.ld_bytes + w.st_bytes) / arch->l1_bytes_per_clk;
+  return clocks / (gs_arch_clock_mhz (arch) * 1e6) / flops;
+}
+
+/* Bytes a kernel of CFG with SPLIT moves to and from DRAM on S, as the
+ * kernel gs_gemm_build() makes gets them: the heuristic's DRAM term, which
+ * so sees a small tile reread B where it does not stay in L2. */
+double
+gs_gemm_dram_bytes (const GsArch *arch, const GsGemmCfg *cfg,
+                    const GsGemmShape *s, int split)
+{
+  Geometry g;
+  split = MAX (1, split);
+  geometry (cfg, s, split, &g);
+  int bps = MAX (1, gs_gemm_blocks_per_sm (arch, cfg, s->layout));
+  return dram_bytes (arch, s, &g, split, bps * arch->sm_count);
+}
+
 void
 gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
                const GsGemmShape *s, const GsGemmChoice *choice,

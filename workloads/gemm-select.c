@@ -82,15 +82,35 @@ typedef struct {
   const GsGemmCfg *cfg;
   int bps;                 /* blocks per SM */
   double rate;             /* FLOP/s one SM reaches with this kernel */
+  double lsu;              /* s per FLOP of the SM's smem/L1 pipe, at eff */
   double block_fixed_ns;
 } Candidate;
 
+/* The estimate's view of CFG on S: blocks per SM, the SM's FLOP rate at
+ * the family's efficiency, and the time its shared-memory and L1 traffic
+ * takes per FLOP at the same efficiency (sim/gpu.c divides both the
+ * compute and the smem/L1 time by the kernel's eff_compute). */
+static Candidate
+candidate (const GsArch *arch, const GsGemmParams *p, const GsGemmShape *s,
+           const GsGemmCfg *cfg)
+{
+  GsGemmFamily fam = gs_gemm_params_family (p, cfg, s->layout);
+  double peak = gs_arch_peak_flops (arch, s->dtype) / arch->sm_count;
+  double eff = fam.eff_compute > 0 ? fam.eff_compute : 1.0;
+  Candidate c = { cfg, gs_gemm_blocks_per_sm (arch, cfg, s->layout),
+                  peak * fam.eff_compute,
+                  gs_gemm_lsu_s_per_flop (arch, cfg, s) / eff,
+                  fam.block_fixed_ns };
+  return c;
+}
+
 /* Estimated time of a configuration and split-K factor, ns: the waves
  * (an SM of a partial last wave runs only the blocks it holds) times a
- * block's FLOPs at the family's share of the SM peak, or the DRAM time of
- * the operands, the output and (split-K) the partial tiles, whichever is
- * longer; then, under split-K, the reduction kernel's DRAM time and its
- * launch. */
+ * block's FLOPs at the family's share of the SM peak or its shared-memory
+ * and L1 time, whichever is longer, or the DRAM time of the operands (B
+ * reread where the kernel's model rereads it), the output and (split-K)
+ * the partial tiles, whichever is longer; then, under split-K, the
+ * reduction kernel's DRAM time and its launch. */
 static double
 estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
                   const Candidate *c, int split)
@@ -105,13 +125,12 @@ estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
   double last = rest > 0 ? MAX (1.0, ceil (rest / arch->sm_count)) : 0;
   double kslice = ceil ((double) s->depth / split / 8) * 8;
   double block_flops = 2 * tr * tc * kslice;
-  double t = (full * c->bps + last) * block_flops / c->rate * 1e9
+  double per_flop = MAX (1 / c->rate, c->lsu);
+  double t = (full * c->bps + last) * block_flops * per_flop * 1e9
              + ceil (blocks / per_wave) * c->block_fixed_ns;
   double bw = gs_arch_dram_bw (arch) * gs_arch_dram_eff (arch);
   double out = (double) s->rows * s->cols * s->batch * 4;
-  double in = ((double) s->rows + s->cols) * s->depth * s->batch
-              * gs_dtype_bytes (s->dtype);
-  double mem = (in + out * split) / bw * 1e9;
+  double mem = gs_gemm_dram_bytes (arch, cfg, s, split) / bw * 1e9;
   /* The reduction is a kernel of its own, after the GEMM: its time adds to
    * the GEMM's, whichever bound the GEMM has. */
   double reduce = split > 1 ? out * (split + 1) / bw * 1e9 + 2000 : 0;
@@ -122,11 +141,7 @@ double
 gs_gemm_estimate_ns (const GsArch *arch, const GsGemmParams *p,
                      const GsGemmShape *s, const GsGemmChoice *choice)
 {
-  GsGemmFamily fam = gs_gemm_params_family (p, choice->cfg, s->layout);
-  double peak = gs_arch_peak_flops (arch, s->dtype) / arch->sm_count;
-  Candidate c = { choice->cfg, gs_gemm_blocks_per_sm (arch, choice->cfg,
-                                                       s->layout),
-                  peak * fam.eff_compute, fam.block_fixed_ns };
+  Candidate c = candidate (arch, p, s, choice->cfg);
   if (c.bps <= 0)
     return INFINITY;
   return estimate_time_ns (arch, s, &c, choice->split);
@@ -140,15 +155,11 @@ gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
   const GsGemmCfg *cat = gs_gemm_catalogue (gs_gemm_gen (arch), s->dtype,
                                             &n);
   double best = INFINITY;
-  double peak = gs_arch_peak_flops (arch, s->dtype) / arch->sm_count;
   out->cfg = NULL;
   out->split = 1;
   for (guint i = 0; i < n; i++)
     {
-      GsGemmFamily fam = gs_gemm_params_family (p, &cat[i], s->layout);
-      Candidate c = { &cat[i], gs_gemm_blocks_per_sm (arch, &cat[i],
-                                                      s->layout),
-                      peak * fam.eff_compute, fam.block_fixed_ns };
+      Candidate c = candidate (arch, p, s, &cat[i]);
       if (c.bps <= 0)
         continue;
       for (int split = 1; split <= 16; split++)

@@ -181,6 +181,13 @@ int gs_gemm_blocks_per_sm (const GsArch *arch, const GsGemmCfg *cfg,
 void gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
                     const GsGemmShape *s, const GsGemmChoice *choice,
                     GArray *kernels);
+/* Seconds of an SM's shared-memory and L1 pipe per FLOP of CFG's blocks on
+ * S at the arch's clock (0 when unknown): the heuristic's smem/L1 bound. */
+double gs_gemm_lsu_s_per_flop (const GsArch *arch, const GsGemmCfg *cfg,
+                               const GsGemmShape *s);
+/* Bytes the kernel of CFG with SPLIT moves to and from DRAM on S. */
+double gs_gemm_dram_bytes (const GsArch *arch, const GsGemmCfg *cfg,
+                           const GsGemmShape *s, int split);
 /* A one-row GEMM as cuBLAS's gemv kernel. */
 void gs_gemm_build_gemv (const GsArch *arch, const GsGemmParams *p,
                          const GsGemmShape *s, GArray *kernels);
