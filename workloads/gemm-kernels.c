@@ -644,18 +644,18 @@ gs_gemm_lsu_s_per_flop (const GsArch *arch, const GsGemmCfg *cfg,
   return clocks / (gs_arch_clock_mhz (arch) * 1e6) / flops;
 }
 
-/* Bytes a kernel of CFG with SPLIT moves to and from DRAM on S, as the
- * kernel gs_gemm_build() makes gets them: the heuristic's DRAM term, which
- * so sees a small tile reread B where it does not stay in L2. */
+/* Bytes a kernel of CFG with SPLIT, BPS blocks per SM, moves to and from
+ * DRAM on S, as the kernel gs_gemm_build() makes gets them: the
+ * heuristic's DRAM term, which so sees a small tile reread B where it does
+ * not stay in L2. */
 double
 gs_gemm_dram_bytes (const GsArch *arch, const GsGemmCfg *cfg,
-                    const GsGemmShape *s, int split)
+                    const GsGemmShape *s, int split, int bps)
 {
   Geometry g;
   split = MAX (1, split);
   geometry (cfg, s, split, &g);
-  int bps = MAX (1, gs_gemm_blocks_per_sm (arch, cfg, s->layout));
-  return dram_bytes (arch, s, &g, split, bps * arch->sm_count);
+  return dram_bytes (arch, s, &g, split, MAX (1, bps) * arch->sm_count);
 }
 
 void

@@ -130,7 +130,7 @@ estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
              + ceil (blocks / per_wave) * c->block_fixed_ns;
   double bw = gs_arch_dram_bw (arch) * gs_arch_dram_eff (arch);
   double out = (double) s->rows * s->cols * s->batch * 4;
-  double mem = gs_gemm_dram_bytes (arch, cfg, s, split) / bw * 1e9;
+  double mem = gs_gemm_dram_bytes (arch, cfg, s, split, c->bps) / bw * 1e9;
   /* The reduction is a kernel of its own, after the GEMM: its time adds to
    * the GEMM's, whichever bound the GEMM has. */
   double reduce = split > 1 ? out * (split + 1) / bw * 1e9 + 2000 : 0;

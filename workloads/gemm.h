@@ -185,9 +185,10 @@ void gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
  * S at the arch's clock (0 when unknown): the heuristic's smem/L1 bound. */
 double gs_gemm_lsu_s_per_flop (const GsArch *arch, const GsGemmCfg *cfg,
                                const GsGemmShape *s);
-/* Bytes the kernel of CFG with SPLIT moves to and from DRAM on S. */
+/* Bytes the kernel of CFG with SPLIT and BPS blocks per SM moves to and
+ * from DRAM on S. */
 double gs_gemm_dram_bytes (const GsArch *arch, const GsGemmCfg *cfg,
-                           const GsGemmShape *s, int split);
+                           const GsGemmShape *s, int split, int bps);
 /* A one-row GEMM as cuBLAS's gemv kernel. */
 void gs_gemm_build_gemv (const GsArch *arch, const GsGemmParams *p,
                          const GsGemmShape *s, GArray *kernels);
