@@ -7,6 +7,10 @@ bench_validate_gemm_SOURCES = bench/validate-gemm.c
 bench_validate_gemm_LDADD = $(GS_LIBS)
 bench_bench_model_SOURCES = bench/bench-model.c
 bench_bench_model_LDADD = $(GS_LIBS)
+EXTRA_PROGRAMS += bench/bench-decode
+bench_bench_decode_SOURCES = bench/bench-decode.c src/report.c src/report.h \
+	src/output.c src/output.h
+bench_bench_decode_LDADD = $(GS_LIBS)
 CLEANFILES += $(EXTRA_PROGRAMS)
 
 .PHONY: bench

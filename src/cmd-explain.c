@@ -477,9 +477,10 @@ time_by_bound (Explainer *x)
   for (guint i = 0; i < x->prog->launches->len; i++)
     {
       const GsKernelResult *r = gs_gpu_result (x->gpu, i);
+      double w = gs_program_launch_weight (x->prog, i);
       for (int c = 0; c < 4; c++)
         if (strcmp (gs_bound_class (r->bound), bound_classes[c]) == 0)
-          x->class_ms[c] += (double) (r->end - r->start) / GS_PS_PER_MS;
+          x->class_ms[c] += w * (double) (r->end - r->start) / GS_PS_PER_MS;
     }
 }
 
@@ -1115,8 +1116,12 @@ write_text (FILE *out, const Explainer *x)
   if (x->partition)
     fprintf (out, "  partition: %s\n", x->partition);
   g_autofree char *total = gs_format_time (x->sum.total_ms);
-  fprintf (out, "  %u kernel launch%s, total %s\n", p->launches->len,
+  fprintf (out, "  %.0f kernel launch%s, total %s\n", x->sum.launches,
            p->launches->len == 1 ? "" : "es", total);
+  if (x->sum.decode_simulated < x->sum.decode_steps)
+    fprintf (out, "  %d of %d decode steps simulated, the others "
+             "interpolated (the launches are numbered as simulated)\n",
+             x->sum.decode_simulated, x->sum.decode_steps);
   if (p->launches->len > 1 && x->sum.gpu_busy_ms > 0)
     {
       const char *sep = " ";
@@ -1312,7 +1317,8 @@ write_json (FILE *out, const Explainer *x)
   jstr (b, "fidelity", x->gopt->fidelity == GS_FIDELITY_WARP ? "warp"
                                                              : "block");
   jdbl (b, "total_ms", x->sum.total_ms);
-  jint (b, "launches", x->prog->launches->len);
+  jint (b, "launches", (gint64) llround (x->sum.launches));
+  jint (b, "launches_simulated", x->prog->launches->len);
   json_builder_set_member_name (b, "gpu_ms_by_bound");
   json_builder_begin_object (b);
   for (int c = 0; c < 4; c++)

@@ -30,6 +30,9 @@ gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
       "fp32 (TF32 off), tf32, fp16, bf16 or fp8", "DTYPE" },
     { "gen-tokens", 0, 0, G_OPTION_ARG_INT, &a->gen_tokens,
       "tokens to generate after the prefill (decode with a KV cache)", "N" },
+    { "decode-samples", 0, 0, G_OPTION_ARG_STRING, &a->decode_samples,
+      "decode steps to simulate at most, the others interpolated (default "
+      "16; all or 0: every step)", "N|all" },
     { "attention", 0, 0, G_OPTION_ARG_STRING, &a->attention,
       "attention kernels: eager, flash2 or mem_eff", "IMPL" },
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &a->optimizer,
@@ -73,6 +76,7 @@ gs_partition_args_clear (GsPartitionArgs *a)
   g_free (a->attention);
   g_free (a->optimizer);
   g_free (a->moe);
+  g_free (a->decode_samples);
   memset (a, 0, sizeof *a);
 }
 
@@ -87,6 +91,19 @@ gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
   o->batch = a->batch;
   o->seq = a->seq;
   o->gen_tokens = a->gen_tokens;
+  if (a->decode_samples && strcmp (a->decode_samples, "all") == 0)
+    o->decode_samples = 0;
+  else if (a->decode_samples)
+    {
+      char *end;
+      gint64 v = g_ascii_strtoll (a->decode_samples, &end, 10);
+      if (*a->decode_samples == '\0' || *end != '\0' || v == 1 || v < 0
+          || v > 1 << 24)
+        return gs_cli_usage (error, "--decode-samples %s: use a number of "
+                             "steps from 2 to %d, or all (or 0)",
+                             a->decode_samples, 1 << 24);
+      o->decode_samples = (int) v;
+    }
   if (a->mode && strcmp (a->mode, "inference") != 0
       && strcmp (a->mode, "training") != 0 && strcmp (a->mode, "decode") != 0)
     return gs_cli_usage (error, "--mode %s: use inference, training or decode",

@@ -21,6 +21,7 @@ typedef struct {
   char *fidelity;          /* "block" or "warp" */
   char *warp_policy;       /* "lrr" or "gto" */
   int batch, seq, gen_tokens;
+  char *decode_samples;
   char *mode, *runtime, *dtype, *attention, *optimizer, *moe;
 } GsPartitionArgs;
 

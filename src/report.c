@@ -50,6 +50,40 @@ launch_step (const GsProgram *prog, const GsLaunch *l)
   return g_array_index (prog->ops, GsOp, l->op).step;
 }
 
+/* A generation that simulates some decode steps: each step lasts from
+ * the end of the previous simulated step (or of the prefill) to the end
+ * of its last kernel, and stands for its weight's worth of steps.  Returns
+ * how much longer the whole generation is than the simulated timeline. */
+static GsTime
+sampled_decode_extra (const GsProgram *prog, const GsGpu *gpu)
+{
+  double extra = 0, weight = 1;
+  int cur = 0;
+  GsTime prev_end = 0, cur_end = 0;
+  for (guint i = 0; i <= prog->launches->len; i++)
+    {
+      int step = i < prog->launches->len
+                 ? launch_step (prog, &g_array_index (prog->launches,
+                                                      GsLaunch, i))
+                 : G_MAXINT;
+      if (step < 0)
+        continue;
+      if (step != cur)
+        {
+          /* Step CUR ended: it stood for WEIGHT steps. */
+          if (cur > 0)
+            extra += (weight - 1) * (double) (cur_end - prev_end);
+          prev_end = MAX (prev_end, cur_end);
+          cur = step;
+          weight = i < prog->launches->len
+                   ? gs_program_launch_weight (prog, i) : 1;
+        }
+      if (i < prog->launches->len)
+        cur_end = MAX (cur_end, gs_gpu_result (gpu, i)->end);
+    }
+  return (GsTime) llround (extra);
+}
+
 void
 gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
 {
@@ -57,7 +91,6 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
   memset (sum, 0, sizeof *sum);
   sum->wall_ms = wall;
   GsTime end = gs_gpu_end_time (gpu);
-  sum->span_ms = ps_ms (end);
 
   /* Phases follow each other: a phase lasts from the end of the previous
    * one to the end of its last kernel, so the phases add up to the total. */
@@ -66,9 +99,11 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
     {
       const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
       const GsKernelResult *r = gs_gpu_result (gpu, i);
+      double w = gs_program_launch_weight (prog, i);
       if (r->end > phase_end[l->phase])
         phase_end[l->phase] = r->end;
-      sum->gpu_busy_ms += ps_ms (r->end - r->start);
+      sum->gpu_busy_ms += w * ps_ms (r->end - r->start);
+      sum->launches += w;
     }
   GsTime prev = 0;
   for (int p = 0; p < GS_PHASE_COUNT; p++)
@@ -79,14 +114,18 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
       sum->phase_ms[p] = ps_ms (e - prev);
       prev = e;
     }
-  /* Whatever trails the last phase (nothing, in practice) goes to it. */
-  if (end > prev)
-    for (int p = GS_PHASE_COUNT - 1; p >= 0; p--)
-      if (phase_end[p] != 0)
-        {
-          sum->phase_ms[p] += ps_ms (end - prev);
-          break;
-        }
+  /* Whatever trails the last phase (nothing, in practice) goes to it.  So
+   * do the decode steps that were interpolated, not simulated: generation
+   * is inference, one phase. */
+  GsTime extra = prog->samples ? sampled_decode_extra (prog, gpu) : 0;
+  int last = -1;
+  for (int p = GS_PHASE_COUNT - 1; p >= 0 && last < 0; p--)
+    if (phase_end[p] != 0)
+      last = p;
+  if (last >= 0)
+    sum->phase_ms[last] += ps_ms (end > prev ? end - prev : 0)
+                           + ps_ms (extra);
+  sum->span_ms = ps_ms (end + extra);
   for (int p = 0; p < GS_PHASE_COUNT; p++)
     if (p != GS_PHASE_LOSS)
       sum->total_ms += sum->phase_ms[p];
@@ -102,6 +141,10 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
       if (step == 0)
         prefill_end = MAX (prefill_end, gs_gpu_result (gpu, i)->end);
     }
+  sum->decode_simulated = prog->samples ? (int) prog->samples->len
+                                        : sum->decode_steps;
+  if (prog->decode_steps > 0)
+    sum->decode_steps = prog->decode_steps;
   sum->gen_tokens = prog->gen_tokens;
   sum->first_token_ms = ps_ms (prefill_end);
   sum->decode_ms = MAX (0.0, sum->total_ms - sum->first_token_ms);
@@ -112,7 +155,7 @@ gs_report_summarize (const GsProgram *prog, const GsGpu *gpu, GsSummary *sum)
 typedef struct {
   char *key;
   double ms;
-  guint launches;
+  double launches;         /* weighted: interpolated decode steps count */
 } Agg;
 
 static void
@@ -124,7 +167,8 @@ agg_free (gpointer p)
 }
 
 static void
-agg_add (GHashTable *t, GPtrArray *order, const char *key, double ms)
+agg_add (GHashTable *t, GPtrArray *order, const char *key, double ms,
+         double weight)
 {
   Agg *a = g_hash_table_lookup (t, key);
   if (a == NULL)
@@ -134,8 +178,8 @@ agg_add (GHashTable *t, GPtrArray *order, const char *key, double ms)
       g_hash_table_insert (t, a->key, a);
       g_ptr_array_add (order, a);
     }
-  a->ms += ms;
-  a->launches++;
+  a->ms += weight * ms;
+  a->launches += weight;
 }
 
 static gint
@@ -265,7 +309,7 @@ write_breakdown (FILE *out, const char *title, GPtrArray *aggs,
       g_autofree char *t = gs_format_time (a->ms);
       char key[61];
       g_strlcpy (key, a->key, sizeof key);
-      fprintf (out, "  %-60s %12s %6.1f%% %7u launches\n", key, t,
+      fprintf (out, "  %-60s %12s %6.1f%% %7.0f launches\n", key, t,
                total > 0 ? 100 * a->ms / total : 0, a->launches);
     }
 }
@@ -293,6 +337,10 @@ write_generation (FILE *out, const GsSummary *sum)
   else
     fprintf (out, "  %d decode step%s of %s, one token per sequence each\n",
              sum->decode_steps, sum->decode_steps == 1 ? "" : "s", step);
+  if (sum->decode_simulated < sum->decode_steps)
+    fprintf (out, "  %d of the decode steps simulated, the others "
+             "interpolated between them (--decode-samples all simulates "
+             "every one)\n", sum->decode_simulated);
 }
 
 static void
@@ -324,8 +372,8 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
       fprintf (out, ")");
     }
   g_autofree char *busy = gs_format_time (sum->gpu_busy_ms);
-  fprintf (out, "\n  %u kernel launches, GPU busy %s (%.1f%% of the time)\n",
-           prog->launches->len, busy,
+  fprintf (out, "\n  %.0f kernel launches, GPU busy %s (%.1f%% of the time)\n",
+           sum->launches, busy,
            sum->span_ms > 0 ? 100 * sum->gpu_busy_ms / sum->span_ms : 0);
   write_generation (out, sum);
 
@@ -354,12 +402,14 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
     {
       const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
       double ms = launch_ms (gpu, i);
+      double w = gs_program_launch_weight (prog, i);
       g_autofree char *ck = g_strdup_printf ("%s %s", gs_phase_name (l->phase),
                                              launch_class (l));
-      agg_add (by_class, classes, ck, ms);
-      agg_add (by_kernel, kernels, l->k.name ? l->k.name : "?", ms);
+      agg_add (by_class, classes, ck, ms, w);
+      agg_add (by_kernel, kernels, l->k.name ? l->k.name : "?", ms, w);
       agg_add (by_bound, bounds,
-               gs_bound_class (gs_gpu_result (gpu, i)->bound), ms);
+               gs_bound_class (gs_gpu_result (gpu, i)->bound), ms, w);
+      ms *= w;
       if (l->layer >= 0)
         {
           layer_ms += ms;
@@ -385,7 +435,7 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
 
 static void
 json_kernel (JsonBuilder *b, const GsLaunch *l, const GsKernelResult *r,
-             guint i, int step)
+             guint i, int step, double weight)
 {
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "index");
@@ -407,6 +457,11 @@ json_kernel (JsonBuilder *b, const GsLaunch *l, const GsKernelResult *r,
     {
       json_builder_set_member_name (b, "step");
       json_builder_add_int_value (b, step);
+    }
+  if (weight != 1)
+    {
+      json_builder_set_member_name (b, "weight");
+      json_builder_add_double_value (b, weight);
     }
   json_builder_set_member_name (b, "stream");
   json_builder_add_int_value (b, l->k.stream);
@@ -506,19 +561,24 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
       json_builder_add_double_value (b, sum->decode_steps > 0
                                         ? sum->decode_ms / sum->decode_steps
                                         : 0.0);
+      json_builder_set_member_name (b, "decode_steps_simulated");
+      json_builder_add_int_value (b, sum->decode_simulated);
     }
   json_builder_set_member_name (b, "span_ms");
   json_builder_add_double_value (b, sum->span_ms);
   json_builder_set_member_name (b, "gpu_busy_ms");
   json_builder_add_double_value (b, sum->gpu_busy_ms);
   json_builder_set_member_name (b, "launches");
+  json_builder_add_int_value (b, (gint64) llround (sum->launches));
+  json_builder_set_member_name (b, "launches_simulated");
   json_builder_add_int_value (b, prog->launches->len);
   json_builder_set_member_name (b, "kernels");
   json_builder_begin_array (b);
   for (guint i = 0; i < prog->launches->len; i++)
     {
       const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
-      json_kernel (b, l, gs_gpu_result (gpu, i), i, launch_step (prog, l));
+      json_kernel (b, l, gs_gpu_result (gpu, i), i, launch_step (prog, l),
+                   gs_program_launch_weight (prog, i));
     }
   json_builder_end_array (b);
   GsGpuStats st;
@@ -571,7 +631,7 @@ write_csv (FILE *out, const GsProgram *prog, const GsGpu *gpu)
   fputs ("index,name,op_class,phase,layer,stream,grid_x,grid_y,grid_z,"
          "block_x,block_y,block_z,regs,smem,start_ms,end_ms,time_ms,blocks,"
          "blocks_per_sm,waves,occupancy,achieved_occupancy,"
-         "occupancy_limiter,bound,bound_class\n", out);
+         "occupancy_limiter,bound,bound_class,weight\n", out);
   for (guint i = 0; i < prog->launches->len; i++)
     {
       const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
@@ -582,14 +642,14 @@ write_csv (FILE *out, const GsProgram *prog, const GsGpu *gpu)
       csv_field (out, launch_class (l));
       g_autofree char *lim = occ_limiter (r);
       fprintf (out, ",%s,%d,%d,%u,%u,%u,%u,%u,%u,%u,%u,%.9g,%.9g,%.9g,%"
-               G_GUINT64_FORMAT ",%d,%d,%.4f,%.4f,%s,%s,%s\n",
+               G_GUINT64_FORMAT ",%d,%d,%.4f,%.4f,%s,%s,%s,%.9g\n",
                gs_phase_name (l->phase), l->layer, l->k.stream, l->k.grid[0],
                l->k.grid[1], l->k.grid[2], l->k.block[0], l->k.block[1],
                l->k.block[2], l->k.regs, gs_kernel_smem_per_block (&l->k),
                ps_ms (r->start), ps_ms (r->end), ps_ms (r->end - r->start),
                r->blocks, r->occ.blocks_per_sm, r->waves, r->occ.occupancy,
                r->achieved_occupancy, lim, gs_bound_name (r->bound),
-               gs_bound_class (r->bound));
+               gs_bound_class (r->bound), gs_program_launch_weight (prog, i));
     }
 }
 

@@ -31,6 +31,12 @@ typedef struct {
   int decode_steps;
   double first_token_ms;
   double decode_ms;
+  /* A long generation simulates some decode steps (decode_simulated of
+   * them) and interpolates the others: each simulated step's launches
+   * stand for several (gs_program_launch_weight), and the times above
+   * and launches count every step. */
+  int decode_simulated;
+  double launches;                     /* kernel launches, every step */
   double wall_ms;                      /* time the simulation took */
 } GsSummary;
 

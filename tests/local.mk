@@ -31,7 +31,7 @@ EXTRA_DIST += tests/arch-bad-input.sh tests/arch-cli.sh tests/arch-man.sh
 ## Model builders, runtimes, host timeline (workloads/model*.c).
 check_PROGRAMS += tests/test-models
 tests_test_models_SOURCES = tests/test-models.c tests/testlib.c \
-	tests/testlib.h
+	tests/testlib.h src/report.c src/report.h src/output.c src/output.h
 tests_test_models_LDADD = $(TESTS_LDADD)
 TESTS += tests/test-models
 TESTS += tests/models-cli.sh

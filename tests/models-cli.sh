@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..18"
+echo "1..19"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -163,6 +163,37 @@ then
   ok "--mode decode"
 else
   fail "--mode decode"
+fi
+
+# --decode-samples: a long generation simulates some steps and says so;
+# JSON counts every step's launches and weighs the simulated ones; a bad
+# value is a usage error.
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --batch 2 \
+  --seq 64 --gen-tokens 41 --decode-samples 5 --format json \
+  > "$tmp/smp.json" 2> "$tmp/err"
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --batch 2 \
+  --seq 64 --gen-tokens 41 --decode-samples all --format json \
+  > "$tmp/smpall.json" 2>> "$tmp/err"
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --batch 2 \
+  --seq 64 --gen-tokens 41 > "$tmp/smp.txt" 2>> "$tmp/err"
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --batch 2 \
+  --seq 64 --gen-tokens 41 --decode-samples 1 > /dev/null 2>> "$tmp/err"
+st=$?
+last=$(( $("$J" "$tmp/smp.json" kernels.#) - 1 ))
+if [ $st -eq 2 ] &&
+   [ "$("$J" "$tmp/smp.json" decode_steps)" = 40 ] &&
+   [ "$("$J" "$tmp/smp.json" decode_steps_simulated)" = 5 ] &&
+   [ "$("$J" "$tmp/smp.json" launches)" = \
+     "$("$J" "$tmp/smpall.json" launches)" ] &&
+   [ "$("$J" "$tmp/smpall.json" launches)" = \
+     "$("$J" "$tmp/smpall.json" launches_simulated)" ] &&
+   [ "$("$J" "$tmp/smp.json" kernels.$last.step)" = 40 ] &&
+   "$J" "$tmp/smp.json" kernels.$last.weight > /dev/null &&
+   ! "$J" "$tmp/smpall.json" kernels.$last.weight > /dev/null 2>&1 &&
+   grep -q "16 of the decode steps simulated" "$tmp/smp.txt"; then
+  ok "--decode-samples"
+else
+  fail "--decode-samples (exit $st for 1)"
 fi
 
 # Runs that generate nothing carry no generation keys.

@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..16"
+echo "1..17"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -30,9 +30,13 @@ kernel () {   # a kernel-level workload with one kernel: KEYS
 
 # Models: too many layer passes, overflowing tensors, too little memory.
 g run tests/data/models/tiny-llama.json --arch h100 --seq 64 \
-  --gen-tokens 20000 > /dev/null 2> "$tmp/err"; st=$?
+  --gen-tokens 20000 --decode-samples all > /dev/null 2> "$tmp/err"; st=$?
 expect 1 "need 40002 layer passes; gpusim builds at most 16384 per run" \
-  "--gen-tokens 20000 on 2 layers: refused"
+  "--gen-tokens 20000 --decode-samples all on 2 layers: refused"
+g run tests/data/models/tiny-llama.json --arch h100 --seq 64 \
+  --gen-tokens 20000 --decode-samples 9000 > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "need 18004 layer passes" \
+  "--gen-tokens 20000 --decode-samples 9000 on 2 layers: refused"
 g run data/neusight/models/gpt2_large.json --arch h100 --seq 64 \
   --gen-tokens 20000 > /dev/null 2> "$tmp/err"; st=$?
 expect 1 "20000 generated tokens exceed the model's 1024 learned positions" \

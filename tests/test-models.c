@@ -10,6 +10,7 @@
 #include "config.h"
 #include "tests/testlib.h"
 #include "workloads/model.h"
+#include "src/report.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 #include "sim/gpu.h"
@@ -46,6 +47,8 @@ fixture (const char *name)
 
 typedef struct {
   int batch, seq, gen;
+  int samples;             /* decode steps simulated: 0 the default, < 0
+                            * every one */
   const char *mode, *attention, *optimizer, *moe;
   int runtime, dtype;
 } Req;
@@ -58,6 +61,8 @@ options (const Req *r)
   o.batch = r->batch;
   o.seq = r->seq;
   o.gen_tokens = r->gen;
+  if (r->samples != 0)
+    o.decode_samples = r->samples < 0 ? 0 : r->samples;
   o.mode = r->mode;
   o.attention = r->attention;
   o.optimizer = r->optimizer;
@@ -1047,6 +1052,93 @@ test_decode (void)
   g_assert_null (find_op (pt, 0, "encoder.", NULL));
 }
 
+/* A long generation simulates some decode steps and interpolates the
+ * others: the samples span the first step to the last, their weights
+ * count every step, only their ops are built, and the reported total is
+ * the one of simulating every step. */
+static void
+test_decode_samples (void)
+{
+  Req r = { .batch = 2, .seq = 32, .gen = 40, .samples = 8 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-gpt2.json", &r);
+  g_assert_cmpint (p->decode_steps, ==, 39);
+  g_assert_nonnull (p->samples);
+  g_assert_cmpuint (p->samples->len, ==, 8);
+  double w = 0;
+  for (guint i = 0; i < p->samples->len; i++)
+    {
+      const GsStepSample *s = &g_array_index (p->samples, GsStepSample, i);
+      g_assert_cmpfloat (s->weight, >=, 1.0);
+      if (i > 0)
+        g_assert_cmpint (s->step, >,
+                         g_array_index (p->samples, GsStepSample,
+                                        i - 1).step);
+      w += s->weight;
+    }
+  g_assert_cmpfloat (fabs (w - 39), <, 1e-9);
+  g_assert_cmpint (g_array_index (p->samples, GsStepSample, 0).step, ==, 1);
+  g_assert_cmpint (g_array_index (p->samples, GsStepSample, 7).step, ==, 39);
+  /* The prefill and 8 steps: one argmax each. */
+  g_assert_cmpuint (count_ops (p, ANY_LAYER, -1, -1, "argmax"), ==, 9);
+  /* The default simulates 16; a generation no longer than that, all. */
+  Req d = { .batch = 2, .seq = 32, .gen = 40 };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-gpt2.json", &d);
+  g_assert_cmpuint (pd->samples->len, ==, 16);
+  Req s = { .batch = 2, .seq = 32, .gen = 17 };
+  g_autoptr (GsModelPlan) ps = plan_fixture ("tiny-gpt2.json", &s);
+  g_assert_null (ps->samples);
+
+  /* GPU-bound steps that lengthen with the cache (batch 64 over 1024 to
+   * 1144 cached tokens): 8 simulated steps of 120 against all 120. */
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  Req all = { .batch = 64, .seq = 1024, .gen = 121, .samples = -1 };
+  Req few = { .batch = 64, .seq = 1024, .gen = 121, .samples = 8 };
+  g_autoptr (GsModelPlan) pa = plan_fixture ("wide-gpt2.json", &all);
+  g_autoptr (GsModelPlan) pf = plan_fixture ("wide-gpt2.json", &few);
+  g_assert_null (pa->samples);
+  GsProgram *proga = NULL, *progf = NULL;
+  g_autoptr (GsGpu) ga = simulate_or_skip (pa, h100, &proga);
+  g_autoptr (GsGpu) gf = simulate_or_skip (pf, h100, &progf);
+  if (ga == NULL || gf == NULL)
+    return;
+  g_autoptr (GsProgram) progA = proga;
+  g_autoptr (GsProgram) progF = progf;
+  GsSummary sa = { 0 }, sf = { 0 };
+  gs_report_summarize (progA, ga, &sa);
+  gs_report_summarize (progF, gf, &sf);
+  g_assert_cmpuint (progF->launches->len * 10, <, progA->launches->len);
+  g_assert_cmpint (sa.decode_steps, ==, 120);
+  g_assert_cmpint (sf.decode_steps, ==, 120);
+  g_assert_cmpint (sa.decode_simulated, ==, 120);
+  g_assert_cmpint (sf.decode_simulated, ==, 8);
+  g_assert_cmpfloat (fabs (sf.launches - progA->launches->len), <, 1e-6);
+  g_assert_cmpfloat (sa.launches, ==, progA->launches->len);
+  g_assert_cmpfloat (sf.first_token_ms, ==, sa.first_token_ms);
+  /* The steps do lengthen, by more than the tolerance below. */
+  double first = 0, last = 0, prev = sa.first_token_ms;
+  for (guint i = 0; i < progA->launches->len; i++)
+    {
+      const GsLaunch *l = &g_array_index (progA->launches, GsLaunch, i);
+      int step = g_array_index (progA->ops, GsOp, l->op).step;
+      double end = (double) gs_gpu_result (ga, i)->end / GS_PS_PER_MS;
+      if (step == 1)
+        first = end - prev;
+      if (step == 119)
+        prev = MAX (prev, end);
+      if (step == 120)
+        last = end - prev;
+      if (step == 0)
+        prev = MAX (prev, end);
+    }
+  g_assert_cmpfloat (last, >, 1.02 * first);
+  g_assert_cmpfloat (fabs (sf.total_ms / sa.total_ms - 1), <, 1e-3);
+  g_assert_cmpfloat (fabs (sf.gpu_busy_ms / sa.gpu_busy_ms - 1), <, 1e-3);
+  g_assert_cmpfloat (fabs (sf.phase_ms[GS_PHASE_FORWARD] - sf.total_ms), <,
+                     1e-9);
+}
+
 /* ------------------------------------------------------------ runtimes */
 
 static void
@@ -1349,6 +1441,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/switch/training", test_switch_training);
   g_test_add_func ("/models/host/waits", test_host_waits);
   g_test_add_func ("/models/decode", test_decode);
+  g_test_add_func ("/models/decode-samples", test_decode_samples);
   g_test_add_func ("/models/runtime/compiled", test_compiled);
   g_test_add_func ("/models/runtime/compiled-sdpa", test_compiled_sdpa);
   g_test_add_func ("/models/runtime/attention", test_attention_impl);

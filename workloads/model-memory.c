@@ -10,7 +10,7 @@ static double
 layer_passes (const GsHfConfig *cfg, const GsModelSize *s)
 {
   double layers = (double) cfg->layers + cfg->dec_layers;
-  double passes = layers * (1.0 + s->gen) * (s->training ? 3 : 1);
+  double passes = layers * (1.0 + s->gen_built) * (s->training ? 3 : 1);
   return cfg->experts > 0 ? passes * (1.0 + cfg->experts / 8.0) : passes;
 }
 
@@ -23,8 +23,8 @@ gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                    "%s: %d layers%s%s need %.0f layer passes; gpusim builds "
-                   "at most %d per run (fewer --gen-tokens, or predict a "
-                   "shorter generation and scale)", cfg->file,
+                   "at most %d per run (fewer --gen-tokens or "
+                   "--decode-samples)", cfg->file,
                    cfg->layers + cfg->dec_layers,
                    s->gen > 0 ? " generating tokens" : "",
                    s->training ? " in training" : "", passes,

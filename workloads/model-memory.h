@@ -16,7 +16,8 @@
 
 typedef struct GsArch GsArch;
 
-/* Most layer passes one request builds: layers x (generated tokens + 1),
+/* Most layer passes one request builds: layers x (token passes built
+ * after the prefill + 1),
  * x3 in training, a mixture-of-experts model counting 1 + experts/8 per
  * layer.  A layer pass costs about 200 KB and 3 ms, so this bounds a run
  * to about 3.5 GB and a minute. */
@@ -31,6 +32,8 @@ typedef struct {
   gboolean training;
   gboolean optimizer;      /* Adam's two moments are kept */
   gboolean eager_attn;     /* attention scores are materialized */
+  int gen_built;           /* token passes built after the prefill (gen,
+                            * or fewer when decode steps are sampled) */
 } GsModelSize;
 
 gboolean gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,

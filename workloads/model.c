@@ -21,6 +21,9 @@
 /* Defaults for what neither the workload nor the command line says. */
 #define DEFAULT_BATCH 1
 #define DEFAULT_SEQ 512
+/* Decode steps a generation simulates when it has more (see
+ * decode_samples). */
+#define DEFAULT_DECODE_SAMPLES 16
 
 typedef enum { OPTIM_NONE, OPTIM_ADAM, OPTIM_ADAM_FUSED } Optim;
 
@@ -34,6 +37,7 @@ typedef struct {
   Optim optim;
   GsMgMoe moe;
   int batch, seq, gen;
+  int samples;             /* decode steps simulated at most (0: all) */
 } Request;
 
 /* --------------------------------------------------------------- checks */
@@ -71,6 +75,8 @@ parse_mode (const GsWorkloadOptions *opt, Request *r, GError **error)
                         "not training");
   if (r->decode && r->gen == 0)
     r->gen = 1;
+  r->samples = opt->decode_samples >= 0 ? opt->decode_samples
+                                        : DEFAULT_DECODE_SAMPLES;
   return TRUE;
 }
 
@@ -312,8 +318,56 @@ build_optimizer (GsMg *g, Optim optim)
     }
 }
 
+/* Decode steps the request runs after its prefill (or, in decode mode,
+ * after the filled cache). */
+static int
+decode_steps (const Request *r)
+{
+  return r->decode ? r->gen : MAX (0, r->gen - 1);
+}
+
+/* The decode steps a generation of STEPS simulates when it may simulate
+ * at most MAX (0: no limit), NULL when that is every step.  MAX steps
+ * spread evenly from the first to the last are simulated; the time of a
+ * step between two of them is taken as the linear interpolation of theirs
+ * (a step's kernels grow with the KV cache, smoothly but for the tile and
+ * wave steps of its attention kernels, which the interpolation averages).
+ * A sample's weight is the sum of its interpolation coefficients over
+ * every step, so the weights add up to STEPS.  Steps are numbered as
+ * GsOp.step numbers them, from 1. */
+static GArray *
+decode_samples (int steps, int max)
+{
+  if (max <= 0 || steps <= max)
+    return NULL;
+  GArray *a = g_array_sized_new (FALSE, FALSE, sizeof (GsStepSample), max);
+  int n = MAX (max, 2);
+  for (int j = 0; j < n; j++)
+    {
+      GsStepSample smp;
+      smp.step = 1 + (int) ((double) j * (steps - 1) / (n - 1) + 0.5);
+      smp.weight = 0;
+      g_array_append_val (a, smp);
+    }
+  /* The steps from one sample up to the next: the first sample takes
+   * (L + 1) / 2 of the L of them, the next (L - 1) / 2; the last step
+   * is the last sample's own. */
+  for (guint j = 0; j + 1 < a->len; j++)
+    {
+      GsStepSample *x = &g_array_index (a, GsStepSample, j);
+      GsStepSample *y = &g_array_index (a, GsStepSample, j + 1);
+      double len = y->step - x->step;
+      x->weight += (len + 1) / 2;
+      y->weight += (len - 1) / 2;
+    }
+  g_array_index (a, GsStepSample, a->len - 1).weight += 1;
+  return a;
+}
+
+/* SAMPLES: the decode steps to build (NULL: all). */
 static void
-build_request (GsMg *g, const GsHfConfig *cfg, const Request *r)
+build_request (GsMg *g, const GsHfConfig *cfg, const Request *r,
+               const GArray *samples)
 {
   gboolean encdec = cfg->family == GS_HF_T5 || cfg->family == GS_HF_SWITCH;
   GsMb b = { g, cfg, r->batch, r->seq, 0, r->seq, r->gen > 0, FALSE };
@@ -335,9 +389,11 @@ build_request (GsMg *g, const GsHfConfig *cfg, const Request *r)
     }
   /* Decode steps: one new token each over a growing KV cache. */
   int64_t start = r->decode ? r->seq : (encdec ? 1 : r->seq);
-  int steps = r->decode ? r->gen : r->gen - 1;
-  for (int t = 0; t < steps; t++)
+  int steps = samples ? (int) samples->len : decode_steps (r);
+  for (int i = 0; i < steps; i++)
     {
+      int t = samples ? g_array_index (samples, GsStepSample, i).step - 1
+                      : i;
       GsMb s = { g, cfg, r->batch, 1, start + t, r->seq, TRUE, encdec };
       g->step = t + 1;
       build_forward (&s);
@@ -357,7 +413,7 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
   Request one = *r;
   one.gen = r->decode ? 1 : 0;
   g_autoptr (GsMg) g1 = gs_mg_new (mo);
-  build_request (g1, cfg, &one);
+  build_request (g1, cfg, &one, NULL);
   return gs_model_check_memory (g1, cfg, size, arch, error);
 }
 
@@ -377,8 +433,10 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   Request r;
   if (!resolve (opt, cfg, arch, &r, error))
     return NULL;
+  g_autoptr (GArray) samples = decode_samples (decode_steps (&r), r.samples);
   GsModelSize size = { r.batch, r.seq, r.gen, r.training,
-                       r.optim != OPTIM_NONE, r.attn == GS_ATTN_EAGER };
+                       r.optim != OPTIM_NONE, r.attn == GS_ATTN_EAGER,
+                       samples ? (int) samples->len + 1 : r.gen };
   if (!gs_model_check_size (cfg, &size, error))
     return NULL;
 
@@ -397,7 +455,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   mo.moe = r.moe;
   mo.compiled = r.runtime == GS_RUNTIME_COMPILED;
   g_autoptr (GsMg) g = gs_mg_new (&mo);
-  build_request (g, cfg, &r);
+  build_request (g, cfg, &r, samples);
   if (!check_memory (cfg, &r, &mo, g, &size, arch, error))
     return NULL;
 
@@ -411,6 +469,8 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   plan->batch = r.batch;
   plan->seq = r.seq;
   plan->gen_tokens = r.gen;
+  plan->decode_steps = decode_steps (&r);
+  plan->samples = g_steal_pointer (&samples);
   plan->layers = total_layers (cfg);
   GsRtPlan rp;
   gs_rt_plan_init (&rp);
@@ -445,6 +505,8 @@ gs_model_plan_free (GsModelPlan *p)
     g_array_unref (p->sync_ns);
   if (p->call)
     g_array_unref (p->call);
+  if (p->samples)
+    g_array_unref (p->samples);
   g_free (p);
 }
 
@@ -604,6 +666,9 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
   prog->batch = plan->batch;
   prog->seq = plan->seq;
   prog->gen_tokens = plan->gen_tokens;
+  prog->decode_steps = plan->decode_steps;
+  if (plan->samples)
+    prog->samples = g_array_copy (plan->samples);
   prog->layers = plan->layers;
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,

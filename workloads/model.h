@@ -32,6 +32,9 @@ typedef struct {
   GsDtype dtype;
   GsAttnImpl attn;
   int batch, seq, gen_tokens;
+  int decode_steps;        /* decode steps of the generation */
+  GArray *samples;         /* GsStepSample: the decode steps built, when
+                            * not every one is (NULL: all) */
   int layers;              /* transformer layers (encoder + decoder) */
   GArray *ops;             /* GsOp, in host launch order */
   GArray *host_ns;         /* double per op: host time since the previous

@@ -34,6 +34,8 @@ gs_program_free (GsProgram *p)
   g_free (p->mode);
   g_array_unref (p->ops);
   g_array_unref (p->launches);
+  if (p->samples)
+    g_array_unref (p->samples);
   gs_memo_unref (p->memo);
   g_free (p);
 }
@@ -48,6 +50,33 @@ gs_program_add (GsProgram *p, const GsKernel *k, GsPhase phase, int layer,
   l.layer = layer;
   l.op = op;
   g_array_append_val (p->launches, l);
+}
+
+double
+gs_program_launch_weight (const GsProgram *p, guint i)
+{
+  if (p->samples == NULL || p->samples->len == 0)
+    return 1.0;
+  const GsLaunch *l = &g_array_index (p->launches, GsLaunch, i);
+  if (l->op >= p->ops->len)
+    return 1.0;
+  int step = g_array_index (p->ops, GsOp, l->op).step;
+  if (step <= 0)
+    return 1.0;
+  /* Binary search: samples are sorted by step. */
+  guint lo = 0, hi = p->samples->len;
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      const GsStepSample *s = &g_array_index (p->samples, GsStepSample, mid);
+      if (s->step == step)
+        return s->weight;
+      if (s->step < step)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return 1.0;
 }
 
 gboolean

@@ -20,6 +20,13 @@ typedef struct {
   guint op;                /* index into the program's ops, G_MAXUINT: none */
 } GsLaunch;
 
+/* A decode step simulated for a generation that simulates only some: the
+ * step and how many of the generation's steps it stands for. */
+typedef struct {
+  int step;
+  double weight;
+} GsStepSample;
+
 typedef struct {
   char *name;              /* workload name */
   char *source;            /* file it came from */
@@ -33,6 +40,10 @@ typedef struct {
   int batch, seq;
   int gen_tokens;          /* tokens generated (0: none); GsOp.step tells
                             * the prefill's ops from each decode step's */
+  int decode_steps;        /* decode steps the generation takes */
+  GArray *samples;         /* GsStepSample by step: the decode steps built
+                            * when a long generation simulates some and
+                            * interpolates the rest (NULL: every step) */
   int layers;
   double host_us;          /* host time to issue everything */
   GsMemo *memo;            /* kernel timings found while building it, for
@@ -46,6 +57,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsProgram, gs_program_free)
 /* Appends a launch (the kernel is copied). */
 void gs_program_add (GsProgram *prog, const GsKernel *k, GsPhase phase,
                      int layer, guint op);
+
+/* How many launches launch I stands for: the weight of its decode step
+ * when only some steps are simulated, else 1. */
+double gs_program_launch_weight (const GsProgram *prog, guint i);
 
 /* Submits every launch to GPU. */
 gboolean gs_program_submit (const GsProgram *prog, GsGpu *gpu,

@@ -15,6 +15,7 @@ gs_workload_options_init (GsWorkloadOptions *opt)
   memset (opt, 0, sizeof *opt);
   opt->runtime = -1;
   opt->dtype = -1;
+  opt->decode_samples = -1;
 }
 
 /* ---------------------------------------------------------------- kernels */
@@ -333,7 +334,7 @@ parse_kernel (const config_setting_t *entry, int index, GsProgram *prog,
 
 typedef struct {
   char *config;
-  int batch, seq, gen_tokens;
+  int batch, seq, gen_tokens, decode_samples;
   char *mode, *runtime, *dtype, *attention, *optimizer, *moe;
 } ModelSpec;
 
@@ -347,6 +348,9 @@ static const GsParam model_params[] = {
     "sequence length" },
   { "gen_tokens", GS_PARAM_INT, OFF (gen_tokens), "tokens", 0, NULL, 0,
     1 << 24, 0, "tokens generated after the prefill (decode with KV cache)" },
+  { "decode_samples", GS_PARAM_INT, OFF (decode_samples), "steps", 16, NULL,
+    0, 1 << 24, 0, "decode steps simulated at most, the others interpolated "
+    "(0: every step)" },
   { "mode", GS_PARAM_STRING, OFF (mode), "", NAN, "inference", 0, 0, 0,
     "inference or training" },
   { "runtime", GS_PARAM_STRING, OFF (runtime), "", NAN, "eager", 0, 0, 0,
@@ -414,6 +418,8 @@ load_model_group (const char *file, const config_setting_t *group,
     o.seq = m.seq;
   if (o.gen_tokens == 0)
     o.gen_tokens = m.gen_tokens;
+  if (o.decode_samples < 0)
+    o.decode_samples = m.decode_samples;
   if (o.mode == NULL)
     o.mode = m.mode;
   if (o.attention == NULL)

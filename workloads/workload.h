@@ -21,6 +21,8 @@ typedef struct {
   int runtime;             /* GsRuntime, -1: file/default */
   int dtype;               /* GsDtype, -1: file/default */
   int gen_tokens;          /* decode steps after prefill (0: none) */
+  int decode_samples;      /* decode steps simulated at most, the rest
+                            * interpolated (0: all; -1: file/default) */
   const char *attention;   /* "eager", "flash2", "mem_eff" (NULL: default) */
   const char *optimizer;   /* "none", "adam" (NULL: none) */
   const char *moe;         /* Switch sparse MLP: "harness" or "hf" (NULL:
