@@ -338,9 +338,9 @@ write_generation (FILE *out, const GsSummary *sum)
     fprintf (out, "  %d decode step%s of %s, one token per sequence each\n",
              sum->decode_steps, sum->decode_steps == 1 ? "" : "s", step);
   if (sum->decode_simulated < sum->decode_steps)
-    fprintf (out, "  %d of the decode steps simulated, the others "
-             "interpolated between them (--decode-samples all simulates "
-             "every one)\n", sum->decode_simulated);
+    fprintf (out, "  (%d of the %d decode steps simulated, the others "
+             "interpolated: --decode-samples)\n", sum->decode_simulated,
+             sum->decode_steps);
 }
 
 static void

@@ -190,7 +190,7 @@ if [ $st -eq 2 ] &&
    [ "$("$J" "$tmp/smp.json" kernels.$last.step)" = 40 ] &&
    "$J" "$tmp/smp.json" kernels.$last.weight > /dev/null &&
    ! "$J" "$tmp/smpall.json" kernels.$last.weight > /dev/null 2>&1 &&
-   grep -q "16 of the decode steps simulated" "$tmp/smp.txt"; then
+   grep -q "16 of the 40 decode steps simulated" "$tmp/smp.txt"; then
   ok "--decode-samples"
 else
   fail "--decode-samples (exit $st for 1)"
