@@ -57,29 +57,26 @@ launch_step (const GsProgram *prog, const GsLaunch *l)
 static GsTime
 sampled_decode_extra (const GsProgram *prog, const GsGpu *gpu)
 {
-  double extra = 0, weight = 1;
-  int cur = 0;
-  GsTime prev_end = 0, cur_end = 0;
-  for (guint i = 0; i <= prog->launches->len; i++)
+  double extra = 0;
+  GsTime prev_end = 0, end = 0;
+  guint n = prog->launches->len;
+  for (guint i = 0, j; i < n; i = j)
     {
-      int step = i < prog->launches->len
-                 ? launch_step (prog, &g_array_index (prog->launches,
-                                                      GsLaunch, i))
-                 : G_MAXINT;
-      if (step < 0)
-        continue;
-      if (step != cur)
+      /* Launches I to J - 1 are one step's (launches of no op with it). */
+      int step = launch_step (prog, &g_array_index (prog->launches,
+                                                    GsLaunch, i));
+      for (j = i; j < n; j++)
         {
-          /* Step CUR ended: it stood for WEIGHT steps. */
-          if (cur > 0)
-            extra += (weight - 1) * (double) (cur_end - prev_end);
-          prev_end = MAX (prev_end, cur_end);
-          cur = step;
-          weight = i < prog->launches->len
-                   ? gs_program_launch_weight (prog, i) : 1;
+          int s = launch_step (prog, &g_array_index (prog->launches,
+                                                     GsLaunch, j));
+          if (s >= 0 && s != step)
+            break;
+          end = MAX (end, gs_gpu_result (gpu, j)->end);
         }
-      if (i < prog->launches->len)
-        cur_end = MAX (cur_end, gs_gpu_result (gpu, i)->end);
+      if (step > 0)
+        extra += (gs_program_launch_weight (prog, i) - 1)
+                 * (double) (end - prev_end);
+      prev_end = end;
     }
   return (GsTime) llround (extra);
 }
