@@ -409,6 +409,16 @@ load_model_group (const char *file, const config_setting_t *group,
   if (!gs_params_load_group (model_params, G_N_ELEMENTS (model_params), &m,
                              group, error))
     goto out;
+  /* One sample cannot span the first and last step (--decode-samples
+   * refuses it too). */
+  if (m.decode_samples == 1)
+    {
+      g_autofree char *kw = model_where (group, "decode_samples");
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: model.decode_samples: 1 is not a number of steps "
+                   "from 2 to %d (or 0: every step)", kw, 1 << 24);
+      goto out;
+    }
 
   /* File values, then the command line over them. */
   GsWorkloadOptions o = *cli;
