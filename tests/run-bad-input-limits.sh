@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..17"
+echo "1..18"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -84,6 +84,13 @@ if [ -z "$(ls "$tmp" | grep -v -e err -e k.workload -e out.json)" ]; then
 else
   fail "refused --trace left: $(ls "$tmp")"
 fi
+
+# A layer norm of 2^32 rows fits in 80 GiB, but PyTorch's kernel would
+# need 2^32 blocks, past CUDA's 2^31 - 1 in grid.x: refused, not aborted.
+printf 'op,B,H,dtype\nln,8,1024,fp32\nln,4294967296,1,fp32\n' > "$tmp/ln.csv"
+g predict --arch h100 "$tmp/ln.csv" > /dev/null 2> "$tmp/err"; st=$?
+expect 3 "ln.csv:3: ln: at::native::RowwiseMomentsCUDAKernel<float, float>: 4294967296 blocks exceed" \
+  "a layer norm of 2^32 rows: refused with its line"
 
 # Failed commands write nothing: sweep, calibrate, explain.
 mkdir "$tmp/o"

@@ -189,8 +189,18 @@ fill_work (const MemLower *L, const MemSpec *s, const GsOccupancy *occ,
 gboolean
 mem_emit (MemLower *L, MemSpec *s, GError **error)
 {
-  g_assert (s->blocks >= 1 && s->blocks <= G_MAXUINT32);
+  g_assert (s->blocks >= 1);
   g_assert (s->last_scale > 0 && s->last_scale <= 1.0 + 1e-9);
+  /* CUDA's grid.x limit: PyTorch's kernel would fail to launch. */
+  if (s->blocks > G_MAXINT32)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: %" G_GUINT64_FORMAT " blocks exceed the %d a grid "
+                   "holds (grid.x at most 2^31 - 1)", s->name, s->blocks,
+                   G_MAXINT32);
+      g_free (s->name);
+      return FALSE;
+    }
   GsOccupancy occ;
   if (!gs_occupancy_compute (L->arch, (int) (s->bx * s->by), (int) s->regs,
                              (int) s->smem, &occ, error))
