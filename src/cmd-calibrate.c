@@ -13,6 +13,7 @@
 #include "config.h"
 #include "src/commands.h"
 #include "src/output.h"
+#include "src/predict.h"
 #include "calibrate/fit.h"
 #include "calibrate/fit-gemm.h"
 #include "calibrate/fit-memory.h"
@@ -139,10 +140,36 @@ fit_date (const char *given, GError **error)
   return g_date_time_format (t, "%Y-%m-%d");
 }
 
-static gboolean
-load_sets (GsFit *fit, char **files, GPtrArray *sets, GError **error)
+/* Which fitter takes ROW, if any: 'g' (GEMM), 'm' (memory-bound) or 0. */
+static char
+fitter_of (const GsMeasureRow *row)
 {
-  guint rows = 0;
+  GsOp o;
+  const char *bad = NULL;
+  if (row->latency_ms <= 0 || row->op == NULL)
+    return 0;
+  char f = 0;
+  if (gs_fit_gemm_op (row, &o))
+    f = 'g';
+  else if (gs_mem_op_from_shape (row->op, row->B, row->H, row->dtype, &o,
+                                 &bad))
+    f = 'm';
+  else
+    return 0;
+  gs_op_clear (&o);
+  return f;
+}
+
+/* Loads FILES, keeps the device's rows and checks that there is something
+ * to fit: every row a fitter takes has operands that fit in the GPU's
+ * memory (as gpusim predict requires), and the training half has GEMM rows
+ * (the GEMM fit sets the clock every other part depends on, and writes the
+ * library's GEMM group; without rows it would drop BASE's). */
+static gboolean
+load_sets (GsFit *fit, gboolean gemm_only, char **files, GPtrArray *sets,
+           GError **error)
+{
+  guint rows = 0, gemm_train = 0, mem_train = 0;
   for (char **f = files; *f; f++)
     {
       GsMeasureSet *set = gs_import_load (*f, GS_IMPORT_AUTO, NULL, TRUE,
@@ -151,12 +178,43 @@ load_sets (GsFit *fit, char **files, GPtrArray *sets, GError **error)
         return FALSE;
       g_ptr_array_add (sets, set);
       rows += gs_fit_add_set (fit, set);
+      for (guint i = 0; i < set->rows->len; i++)
+        {
+          const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+          char which = r->device && strcmp (r->device, fit->device) == 0
+                       ? fitter_of (r) : 0;
+          if (which == 0)
+            continue;
+          if (!gs_predict_row_fits (fit->arch, set, r, error))
+            {
+              /* A row no GPU could run is a bad input file. */
+              (*error)->code = GS_ERROR_INPUT;
+              return FALSE;
+            }
+          if (!gs_measure_is_holdout (r))
+            {
+              gemm_train += which == 'g';
+              mem_train += which == 'm';
+            }
+        }
     }
   if (rows == 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                    "no measured rows for device '%s' in the given files "
                    "(--device names another)", fit->device);
+      return FALSE;
+    }
+  if (gemm_train == 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "nothing to fit: none of the %u rows for device '%s' is "
+                   "a GEMM row (linear, bmm, bmm_nt) of the training half "
+                   "(%u memory-bound training rows%s); the fit needs them "
+                   "for the sustained clock and the GEMM library, and would "
+                   "otherwise drop those of %s", rows, fit->device, mem_train,
+                   gemm_only ? ", not fitted under --gemm-only" : "",
+                   fit->arch->name);
       return FALSE;
     }
   return TRUE;
@@ -298,7 +356,7 @@ calibrate (const CalibrateArgs *a, GError **error)
   g_autoptr (GsFit) fit = gs_fit_new (arch, a->device);
   g_autoptr (GPtrArray) sets =
     g_ptr_array_new_with_free_func ((GDestroyNotify) gs_measure_free);
-  if (!load_sets (fit, a->files, sets, error))
+  if (!load_sets (fit, a->gemm_only, a->files, sets, error))
     return FALSE;
   report_unfitted (fit);
   GsFitGemmOptions gopt;

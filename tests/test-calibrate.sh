@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..20"
+echo "1..23"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -110,3 +110,16 @@ run 1 "no rows for the device" --arch a100-pcie-80gb --device rtx-9090 \
 run 2 "bad --date" --arch a100-pcie-80gb --date yesterday -o "$T/bad.cfg" \
   "$T/small.csv"
 run 2 "unknown arch" --arch no-such-gpu -o "$T/bad.cfg" "$T/small.csv"
+# Memory-bound rows alone: no GEMM training rows to set the clock and the
+# GEMM library, which the fit would otherwise drop from the base.
+awk -F, 'NR == 1 || $2 == "add" || $2 == "ln"' "$T/small.csv" > "$T/mem.csv"
+run 1 "no GEMM training rows" --arch a100-pcie-80gb -o "$T/bad.cfg" \
+  "$T/mem.csv"
+# Shapes no GPU holds: refused as gpusim predict refuses them, naming the
+# file and line, before any fit (2^32 x 2^32 elements overflowed it).
+{ cat "$T/small.csv"; echo 'a100-pcie-80gb,add,,,,,,,,4294967296,,,,4294967296,1.0'; } \
+  > "$T/huge.csv"
+run 3 "an add of 2^64 elements" --arch a100-pcie-80gb -o "$T/bad.cfg" \
+  "$T/huge.csv"
+grep -q "huge.csv:$(wc -l < "$T/huge.csv"): add: its operands need" "$T/err"
+check $? "the refusal names the file and line"
