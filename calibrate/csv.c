@@ -44,6 +44,109 @@ gs_csv_reader_new (GInputStream *stream, const char *name)
   return r;
 }
 
+/* A gzip decompressor that reads every member of a file, as gzip -d does:
+ * `cat a.gz b.gz`, pigz and bgzip write several.  GZlibDecompressor
+ * finishes at the end of the first; this converter starts it again on
+ * the bytes that follow. */
+typedef struct {
+  GObject parent;
+  GConverter *member;         /* GZlibDecompressor for the current member */
+  gboolean between;           /* a member ended at the end of the input */
+} GsGunzip;
+
+typedef struct {
+  GObjectClass parent_class;
+} GsGunzipClass;
+
+static void gs_gunzip_converter_init (GConverterIface *iface);
+GType gs_gunzip_get_type (void);
+
+G_DEFINE_TYPE_WITH_CODE (GsGunzip, gs_gunzip, G_TYPE_OBJECT,
+                         G_IMPLEMENT_INTERFACE (G_TYPE_CONVERTER,
+                                                gs_gunzip_converter_init))
+
+static void
+gs_gunzip_init (GsGunzip *g)
+{
+  g->member = G_CONVERTER (
+    g_zlib_decompressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP));
+}
+
+static void
+gs_gunzip_finalize (GObject *o)
+{
+  g_object_unref (((GsGunzip *) o)->member);
+  G_OBJECT_CLASS (gs_gunzip_parent_class)->finalize (o);
+}
+
+static void
+gs_gunzip_class_init (GsGunzipClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = gs_gunzip_finalize;
+}
+
+static GConverterResult
+gs_gunzip_convert (GConverter *c, const void *inbuf, gsize inbuf_size,
+                   void *outbuf, gsize outbuf_size, GConverterFlags flags,
+                   gsize *bytes_read, gsize *bytes_written, GError **error)
+{
+  GsGunzip *g = (GsGunzip *) c;
+  if (g->between)
+    {
+      if (inbuf_size == 0)
+        {
+          *bytes_read = *bytes_written = 0;
+          if (flags & G_CONVERTER_INPUT_AT_END)
+            return G_CONVERTER_FINISHED;
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT,
+                               "need more input");
+          return G_CONVERTER_ERROR;
+        }
+      g_converter_reset (g->member);
+      g->between = FALSE;
+    }
+  GConverterResult res = g_converter_convert (
+    g->member, inbuf, inbuf_size, outbuf, outbuf_size,
+    flags & ~G_CONVERTER_INPUT_AT_END & ~G_CONVERTER_FLUSH, bytes_read,
+    bytes_written, error);
+  if (res == G_CONVERTER_ERROR && (flags & G_CONVERTER_INPUT_AT_END)
+      && g_error_matches (*error, G_IO_ERROR, G_IO_ERROR_PARTIAL_INPUT))
+    {
+      /* Input ends inside a member: the file is truncated. */
+      g_clear_error (error);
+      return g_converter_convert (g->member, inbuf, inbuf_size, outbuf,
+                                  outbuf_size, flags, bytes_read,
+                                  bytes_written, error);
+    }
+  if (res != G_CONVERTER_FINISHED)
+    return res;
+  /* The member ended: more may follow. */
+  if (*bytes_read < inbuf_size)
+    {
+      g_converter_reset (g->member);
+      return G_CONVERTER_CONVERTED;
+    }
+  if (flags & G_CONVERTER_INPUT_AT_END)
+    return G_CONVERTER_FINISHED;
+  g->between = TRUE;
+  return G_CONVERTER_CONVERTED;
+}
+
+static void
+gs_gunzip_reset (GConverter *c)
+{
+  GsGunzip *g = (GsGunzip *) c;
+  g_converter_reset (g->member);
+  g->between = FALSE;
+}
+
+static void
+gs_gunzip_converter_init (GConverterIface *iface)
+{
+  iface->convert = gs_gunzip_convert;
+  iface->reset = gs_gunzip_reset;
+}
+
 /* Wraps IN in a gzip decompressor when its first bytes are the gzip magic
  * (1f 8b), whatever the file is called. */
 static GInputStream *
@@ -70,9 +173,8 @@ maybe_gunzip (GInputStream *in, const char *file, GError **error)
   const guint8 *head = g_buffered_input_stream_peek_buffer (b, &avail);
   if (avail < 2 || head[0] != 0x1f || head[1] != 0x8b)
     return G_INPUT_STREAM (b);
-  GZlibDecompressor *z = g_zlib_decompressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP);
-  GInputStream *out = g_converter_input_stream_new (G_INPUT_STREAM (b),
-                                                    G_CONVERTER (z));
+  GConverter *z = g_object_new (gs_gunzip_get_type (), NULL);
+  GInputStream *out = g_converter_input_stream_new (G_INPUT_STREAM (b), z);
   g_object_unref (z);
   g_object_unref (b);
   return out;

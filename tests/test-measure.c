@@ -155,6 +155,54 @@ test_gz (Fixture *f, gconstpointer data)
   assert_sample (again);
 }
 
+/* TEXT as one gzip member, appended to OUT. */
+static void
+append_gzip (GByteArray *out, const char *text)
+{
+  g_autoptr (GZlibCompressor) z =
+    g_zlib_compressor_new (G_ZLIB_COMPRESSOR_FORMAT_GZIP, 6);
+  guint8 buf[4096];
+  gsize in_len = strlen (text), r = 0, w = 0, done = 0;
+  GConverterResult res;
+  do
+    {
+      GError *error = NULL;
+      res = g_converter_convert (G_CONVERTER (z), text + done, in_len - done,
+                                 buf, sizeof buf, G_CONVERTER_INPUT_AT_END,
+                                 &r, &w, &error);
+      g_assert_no_error (error);
+      done += r;
+      g_byte_array_append (out, buf, (guint) w);
+    }
+  while (res != G_CONVERTER_FINISHED);
+}
+
+/* Several gzip members one after another (cat a.gz b.gz, pigz, bgzip)
+ * are read to the end, as gzip -d reads them; an empty member too. */
+static void
+test_gz_members (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GByteArray) gz = g_byte_array_new ();
+  append_gzip (gz, "op,B,H,latency_ms\nadd,2,3,1.0\n");
+  append_gzip (gz, "");
+  append_gzip (gz, "mul,4,5,2.0\nrelu,6,7,3.0\n");
+  g_autofree char *path = write_file (f, "members.csv.gz",
+                                      (const char *) gz->data, gz->len);
+  GError *error = NULL;
+  g_autoptr (GsMeasureSet) set = gs_measure_load (path, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (set->rows->len, ==, 3);
+  g_assert_cmpstr (row_at (set, 2)->op, ==, "relu");
+  g_assert_cmpint (row_at (set, 2)->H, ==, 7);
+  /* Cut inside the last member: an error, not a short set. */
+  g_autofree char *cut = write_file (f, "cut.csv.gz",
+                                     (const char *) gz->data, gz->len - 6);
+  g_autoptr (GsMeasureSet) none = gs_measure_load (cut, TRUE, &error);
+  g_assert_null (none);
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+}
+
 /* -------------------------------------------------------- reading forms */
 
 static void
@@ -500,6 +548,7 @@ main (int argc, char **argv)
   g_test_add (path, Fixture, data, fixture_setup, fn, fixture_teardown)
   FIX ("/measure/round-trip", test_round_trip, "set.csv");
   FIX ("/measure/gz", test_gz, NULL);
+  FIX ("/measure/gz-members", test_gz_members, NULL);
   FIX ("/measure/quoting-crlf-bom", test_quoting_crlf_bom, NULL);
   FIX ("/measure/keeps-text-and-extras", test_keeps_text_and_extras, NULL);
   FIX ("/measure/bad-input", test_bad_input, NULL);
