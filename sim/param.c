@@ -41,6 +41,112 @@ gs_cfg_chain_free (GsCfgChain *chain)
   g_free (chain);
 }
 
+static gboolean
+name_char (char c)
+{
+  return g_ascii_isalnum (c) || c == '_' || c == '-' || c == '*';
+}
+
+/* libconfig 1.5 reads a number without a fraction or an L suffix as a C
+ * int and wraps one that does not fit (sm.count = 4294967297 becomes 1)
+ * with no error, so the text is checked for such numbers after a
+ * successful parse: TEXT of FILE, skipping strings and comments; an
+ * @include'd file (libconfig has read it already) is checked in turn,
+ * DEPTH deep at most. */
+static gboolean
+check_int_literals (const char *file, const char *text, int depth,
+                    GError **error)
+{
+  int line = 1;
+  const char *p = text;
+  while (*p)
+    {
+      char c = *p;
+      if (c == '\n')
+        {
+          line++;
+          p++;
+        }
+      else if (c == '#' || (c == '/' && p[1] == '/'))
+        while (*p && *p != '\n')
+          p++;
+      else if (c == '/' && p[1] == '*')
+        {
+          p += 2;
+          while (*p && !(p[0] == '*' && p[1] == '/'))
+            line += *p++ == '\n';
+          p += *p ? 2 : 0;
+        }
+      else if (c == '"')
+        {
+          for (p++; *p && *p != '"'; p++)
+            {
+              if (*p == '\\' && p[1])
+                p++;
+              line += *p == '\n';
+            }
+          p += *p ? 1 : 0;
+        }
+      else if (c == '@' && g_str_has_prefix (p, "@include") && depth < 8)
+        {
+          const char *q = strchr (p, '"');
+          const char *e = q ? strchr (q + 1, '"') : NULL;
+          const char *nl = strchr (p, '\n');
+          if (e != NULL && (nl == NULL || e < nl))
+            {
+              g_autofree char *name = g_strndup (q + 1, (gsize) (e - q - 1));
+              g_autofree char *dir = g_path_get_dirname (file);
+              g_autofree char *path = g_path_is_absolute (name)
+                ? g_strdup (name) : g_build_filename (dir, name, NULL);
+              g_autofree char *inc = NULL;
+              if (g_file_get_contents (path, &inc, NULL, NULL)
+                  && !check_int_literals (path, inc, depth + 1, error))
+                return FALSE;
+              p = e + 1;
+            }
+          else
+            p++;
+        }
+      else if ((g_ascii_isdigit (c)
+                || ((c == '-' || c == '+') && g_ascii_isdigit (p[1])))
+               && (p == text || !name_char (p[-1])))
+        {
+          const char *start = p;
+          if (c == '-' || c == '+')
+            p++;
+          gboolean hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+          if (hex)
+            for (p += 2; g_ascii_isxdigit (*p); p++)
+              ;
+          else
+            while (g_ascii_isdigit (*p))
+              p++;
+          gboolean is_float = !hex && (*p == '.' || *p == 'e' || *p == 'E');
+          if (is_float || *p == 'L')
+            {
+              while (name_char (*p) || *p == '.' || *p == '+')
+                p++;
+              continue;
+            }
+          g_autofree char *lit = g_strndup (start, (gsize) (p - start));
+          errno = 0;
+          gint64 v = g_ascii_strtoll (lit, NULL, 0);
+          if (errno == ERANGE || v > G_MAXINT32 || v < G_MININT32)
+            {
+              g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                           "%s:%d: %s does not fit in 32 bits, and libconfig "
+                           "would read it wrapped; write it with a fraction "
+                           "(%s.0) or a 64-bit L suffix (%sL)", file, line,
+                           lit, lit, lit);
+              return FALSE;
+            }
+        }
+      else
+        p++;
+    }
+  return TRUE;
+}
+
 static config_t *
 read_one (const char *file, GError **error)
 {
@@ -76,6 +182,13 @@ read_one (const char *file, GError **error)
         g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s:%d: %s",
                      efile ? efile : file, line,
                      text ? text : "syntax error");
+      cfg_free (cfg);
+      return NULL;
+    }
+  g_autofree char *text = NULL;
+  if (g_file_get_contents (file, &text, NULL, NULL)
+      && !check_int_literals (file, text, 0, error))
+    {
       cfg_free (cfg);
       return NULL;
     }
@@ -356,9 +469,15 @@ load_one (const GsParam *p, void *target, const config_setting_t *s,
     case GS_PARAM_INT:
       if (config_setting_type (s) == CONFIG_TYPE_FLOAT)
         {
-          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                       "%s: %s: expected an integer, got %g", where, p->key,
-                       config_setting_get_float (s));
+          double f = config_setting_get_float (s);
+          if (f == floor (f) && fabs (f) < 1e15)
+            g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                         "%s: %s: expected an integer, written without a "
+                         "fraction or exponent (as %.0f)", where, p->key, f);
+          else
+            g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                         "%s: %s: expected an integer, got %g", where, p->key,
+                         f);
           return FALSE;
         }
       if (!setting_number (s, &v))
@@ -612,10 +731,14 @@ gs_params_set (const GsParam *table, guint n, void *target, const char *key,
                          "%s: expected %s", where, type_name (p->type));
             return FALSE;
           }
-        if (p->type == GS_PARAM_INT && v != floor (v))
+        /* An integer is written as one, as in a file: no fraction or
+         * exponent (12.0 and 1e2 are refused there too). */
+        if (p->type == GS_PARAM_INT
+            && value[strspn (value, "+-0123456789")] != '\0')
           {
             g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
-                         "%s: expected an integer", where);
+                         "%s: expected an integer, without a fraction or "
+                         "exponent", where);
             return FALSE;
           }
         if (!check_range (p, v, where, error))

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..16"
+echo "1..17"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -68,6 +68,9 @@ check "--set NaN is rejected" $? 2 err_is \
 run arch show a100 --set sm.count=-8
 check "--set negative SMs is rejected" $? 2 err_is \
   "gpusim arch: --set sm.count=-8: sm.count = -8 is out of range [1, 65536] SMs"
+run arch show a100 --set sm.count=54.0
+check "--set of an integer with a fraction is refused, as in a file" $? 2 err_is \
+  "gpusim arch: --set sm.count=54.0: expected an integer, without a fraction or exponent"
 run arch show a100 --set sm.smem_kib=32
 check "--set that breaks a cross-parameter rule is a usage error" $? 2 \
   grep -q "after --set: .*sm.smem_per_block_kib (163) exceeds sm.smem_kib (32)" \
