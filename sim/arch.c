@@ -472,6 +472,26 @@ gs_arch_load_file (const char *file, GError **error)
       gs_arch_free (a);
       return NULL;
     }
+  /* A file that changes the boost clock of a calibrated base (a what-if)
+   * moves the sustained clock in proportion, as --set does: the boost
+   * clock in effect where calibration.clock_mhz was set is its reference. */
+  for (guint i = 0; a->cal.clock_mhz > 0 && i < gs_cfg_chain_length (chain);
+       i++)
+    if (config_lookup (gs_cfg_chain_nth (chain, i), "calibration.clock_mhz"))
+      {
+        for (guint j = i; j < gs_cfg_chain_length (chain); j++)
+          {
+            const config_setting_t *b = config_lookup (
+              gs_cfg_chain_nth (chain, j), "sm.clock_boost_mhz");
+            double ref = b ? gs_cfg_number (b) : NAN;
+            if (b == NULL)
+              continue;
+            if (ref > 0 && ref != a->clock_boost_mhz)
+              a->cal.clock_mhz *= a->clock_boost_mhz / ref;
+            break;
+          }
+        break;
+      }
   /* "abstract" is not inherited: a GPU file based on a family file is not
    * abstract unless it says so. */
   config_setting_t *abs =
@@ -501,8 +521,15 @@ gs_arch_set (GsArch *a, const char *key, const char *value, GError **error)
   if (gs_params_find (cal_params, G_N_ELEMENTS (cal_params), key))
     return gs_params_set (cal_params, G_N_ELEMENTS (cal_params), a, key,
                           value, error);
-  return gs_params_set (arch_params, G_N_ELEMENTS (arch_params), a, key,
-                        value, error);
+  double boost = a->clock_boost_mhz;
+  if (!gs_params_set (arch_params, G_N_ELEMENTS (arch_params), a, key,
+                      value, error))
+    return FALSE;
+  /* A calibrated GPU runs at its sustained clock, a fraction of the boost
+   * clock: a faster or slower boost clock moves it in proportion. */
+  if (strcmp (key, "sm.clock_boost_mhz") == 0 && a->cal.clock_mhz > 0)
+    a->cal.clock_mhz *= a->clock_boost_mhz / boost;
+  return TRUE;
 }
 
 /* --------------------------------------------------------------- derived */

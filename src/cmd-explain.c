@@ -664,8 +664,7 @@ add_what_if (Explainer *x, Explained *e, const char *change,
         return;
       if (strcmp (key, "sm.count") == 0 && o.sm_count > 0)
         o.sm_count = (int) llround (o.sm_count * factor);
-      if (strcmp (key, "sm.clock_boost_mhz") == 0 && a->cal.clock_mhz > 0)
-        a->cal.clock_mhz *= factor;
+      /* gs_arch_set moves a calibrated sustained clock with the boost. */
     }
   double ms = alone_ms (a, &o, k);
   if (ms <= 0)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..17"
+echo "1..19"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -71,6 +71,21 @@ check "--set negative SMs is rejected" $? 2 err_is \
 run arch show a100 --set sm.count=54.0
 check "--set of an integer with a fraction is refused, as in a file" $? 2 err_is \
   "gpusim arch: --set sm.count=54.0: expected an integer, without a fraction or exponent"
+# A calibrated GPU's sustained clock moves with a what-if boost clock,
+# from --set or from a file based on it.
+sustained () { sed -n 's/^  calibrated sustained clock *\([0-9.]*\) MHz.*/\1/p' "$tmp/out"; }
+run arch show h100
+c0=$(sustained)
+run arch show h100 --set sm.clock_boost_mhz=3960
+c1=$(sustained)
+check "--set sm.clock_boost_mhz=2x doubles the sustained clock ($c0 -> $c1 MHz)" $? 0 \
+  awk -v a="$c0" -v b="$c1" 'BEGIN { exit !(a > 0 && b > 1.99 * a && b < 2.01 * a) }'
+printf 'base = "%s";\nname = "h100-fast";\nsm = { clock_boost_mhz = 2970.0; };\n' \
+  "$GS_SRCDIR/arch/h100-sxm5-80gb.cfg" > "$tmp/fast.cfg"
+run arch show "$tmp/fast.cfg"
+c2=$(sustained)
+check "a what-if file with 1.5x the boost clock: 1.5x the sustained clock ($c2 MHz)" $? 0 \
+  awk -v a="$c0" -v b="$c2" 'BEGIN { exit !(b > 1.49 * a && b < 1.51 * a) }'
 run arch show a100 --set sm.smem_kib=32
 check "--set that breaks a cross-parameter rule is a usage error" $? 2 \
   grep -q "after --set: .*sm.smem_per_block_kib (163) exceeds sm.smem_kib (32)" \
