@@ -80,7 +80,9 @@ static const GsParam arch_params[] = {
   { "units.sfu_lanes", GS_PARAM_INT, OFF (sfu_lanes), "ops/clk/SM", NAN,
     NULL, 1, 1 << 20, REQ, "special-function units" },
   { "units.ldst_lanes", GS_PARAM_INT, OFF (ldst_lanes), "ops/clk/SM", NAN,
-    NULL, 1, 1 << 20, REQ, "load/store units" },
+    NULL, 1, 1 << 20, REQ, "load/store units (from the SM diagram; not used "
+    "in timing: the memory pipe is timed by smem_bytes_per_clk and "
+    "l1_bytes_per_clk)" },
   { "units.smem_bytes_per_clk", GS_PARAM_DOUBLE, OFF (smem_bytes_per_clk),
     "B/clk/SM", 128, NULL, 1, 1 << 20, 0, "shared-memory bandwidth" },
   { "units.l1_bytes_per_clk", GS_PARAM_DOUBLE, OFF (l1_bytes_per_clk),
@@ -128,7 +130,8 @@ static const GsParam arch_params[] = {
   { "latency.smem_cycles", GS_PARAM_DOUBLE, OFF (lat_smem), "cycles", 30,
     NULL, 1, 1e5, 0, "shared-memory load" },
   { "latency.l1_cycles", GS_PARAM_DOUBLE, OFF (lat_l1), "cycles", 35, NULL,
-    1, 1e5, 0, "L1 hit" },
+    1, 1e5, 0, "L1 hit (--fidelity warp: the round trip of the share of a "
+    "warp's global bytes that never reach L2)" },
   { "latency.l2_cycles", GS_PARAM_DOUBLE, OFF (lat_l2), "cycles", 250, NULL,
     1, 1e6, 0, "L2 hit" },
   { "latency.dram_cycles", GS_PARAM_DOUBLE, OFF (lat_dram), "cycles", 500,
@@ -139,7 +142,8 @@ static const GsParam arch_params[] = {
     "gap between back-to-back kernels on one stream" },
   { "launch.block_dispatch_ns", GS_PARAM_DOUBLE, OFF (block_dispatch_ns),
     "ns", 0, NULL, 0, 1e6, ADV,
-    "time to dispatch one block onto an SM" },
+    "time to dispatch one block onto an SM (block_dispatch microbenchmark; "
+    "not used in timing, which counts it in calibration.block_fixed_ns)" },
   { "power.tdp_w", GS_PARAM_DOUBLE, OFF (tdp_w), "W", 0, NULL, 0, 1e5, 0,
     "board power limit" },
 };

@@ -301,7 +301,10 @@ kern_model (Sim *s, Kern *kn, GError **error)
   kn->lat[C_SFU] = a->lat_sfu;
   kn->lat[C_MMA] = a->lat_tensor;
   kn->lat[C_SMEM] = a->lat_smem;
-  kn->lat[C_GMEM] = a->lat_l2 + dram_frac * MAX (0, a->lat_dram - a->lat_l2);
+  double l1_hit = w->ld_bytes + w->st_bytes > 0
+    ? CLAMP (1 - l2 / (w->ld_bytes + w->st_bytes), 0, 1) : 0;
+  kn->lat[C_GMEM] = l1_hit * a->lat_l1 + (1 - l1_hit)
+                    * (a->lat_l2 + dram_frac * MAX (0, a->lat_dram - a->lat_l2));
 
   /* Pipe occupancy per warp instruction: a scheduler owns 1/schedulers of
    * the SM's lanes; throughput efficiencies stretch it. */

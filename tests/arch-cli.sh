@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..19"
+echo "1..20"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -86,6 +86,13 @@ run arch show "$tmp/fast.cfg"
 c2=$(sustained)
 check "a what-if file with 1.5x the boost clock: 1.5x the sustained clock ($c2 MHz)" $? 0 \
   awk -v a="$c0" -v b="$c2" 'BEGIN { exit !(b > 1.49 * a && b < 1.51 * a) }'
+# latency.l1_cycles: the round trip of loads L1 serves, at warp level.
+ms () { "$GPUSIM" run "$GS_SRCDIR/tests/data/workloads/l1-reuse.workload" \
+  --arch "$GS_SRCDIR/examples/arch/teaching-gpu.cfg" --fidelity warp \
+  --set latency.l1_cycles="$1" | sed -n 's/^Total: *\([0-9.]*\) .*/\1/p'; }
+t1=$(ms 1); t2=$(ms 1000)
+check "warp level: 1000-cycle L1 hits are slower than 1-cycle ones ($t1, $t2)" 0 0 \
+  awk -v a="$t1" -v b="$t2" 'BEGIN { exit !(a > 0 && b > 2 * a) }'
 run arch show a100 --set sm.smem_kib=32
 check "--set that breaks a cross-parameter rule is a usage error" $? 2 \
   grep -q "after --set: .*sm.smem_per_block_kib (163) exceeds sm.smem_kib (32)" \
