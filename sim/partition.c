@@ -192,7 +192,7 @@ gs_partition_describe (const GsArch *arch, const char *mig,
                        double sm_limit_percent, const GsGpuOptions *o)
 {
   gboolean has_mig = mig != NULL && *mig;
-  if (!has_mig && sm_limit_percent <= 0)
+  if (!has_mig && !(sm_limit_percent > 0))
     return NULL;
   GString *s = g_string_new (NULL);
   int sms = o->sm_count > 0 ? MIN (o->sm_count, arch->sm_count)

@@ -104,6 +104,7 @@ int
 gs_cmd_run (int argc, char **argv)
 {
   RunArgs a = { 0 };
+  a.sm_count = G_MININT;   /* not given (0 is refused) */
   GError *error = NULL;
   int status = 0;
   GsArch *arch = NULL;
@@ -140,7 +141,8 @@ gs_cmd_run (int argc, char **argv)
   if (prog == NULL)
     goto fail;
 
-  if (a.sm_count < 0 || a.sm_count > arch->sm_count)
+  if (a.sm_count != G_MININT
+      && (a.sm_count < 1 || a.sm_count > arch->sm_count))
     {
       g_set_error (&error, GS_ERROR, GS_ERROR_USAGE,
                    "--sm-count %d: %s has 1 to %d SMs to use", a.sm_count,
@@ -148,7 +150,7 @@ gs_cmd_run (int argc, char **argv)
       goto fail;
     }
   GsGpuOptions gopt = { 0 };
-  gopt.sm_count = a.sm_count;
+  gopt.sm_count = a.sm_count == G_MININT ? 0 : a.sm_count;
   gopt.no_memo = a.no_memo;
   gopt.no_fast_forward = a.no_ff;
   gopt.memo = prog->memo;

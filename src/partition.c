@@ -7,12 +7,14 @@
 #include "sim/partition.h"
 #include "sim/warp.h"
 
+#include <math.h>
 #include <string.h>
 
 void
 gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
                        gboolean with_set)
 {
+  a->sm_limit = NAN;       /* not given (0 is refused) */
   GOptionEntry entries[] = {
     { "arch", 'a', 0, G_OPTION_ARG_STRING, &a->arch,
       "GPU architecture: a name (h100, a100-pcie-40gb, l4 ...) or a .cfg file",
@@ -162,7 +164,11 @@ gs_partition_gpu_options (const GsArch *arch, const char *mig,
                           double sm_limit, const char *fidelity,
                           const char *policy, GsGpuOptions *o, GError **error)
 {
-  if (!gs_partition_apply (arch, mig, sm_limit, o, error))
+  if (!isnan (sm_limit) && !(sm_limit > 0))
+    return gs_cli_usage (error, "--sm-limit %g: give an MPS active-thread "
+                         "percentage above 0 and at most 100", sm_limit);
+  if (!gs_partition_apply (arch, mig, isnan (sm_limit) ? 0 : sm_limit, o,
+                           error))
     return FALSE;
   if (fidelity != NULL)
     {

@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..18"
+echo "1..19"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -91,6 +91,16 @@ printf 'op,B,H,dtype\nln,8,1024,fp32\nln,4294967296,1,fp32\n' > "$tmp/ln.csv"
 g predict --arch h100 "$tmp/ln.csv" > /dev/null 2> "$tmp/err"; st=$?
 expect 3 "ln.csv:3: ln: at::native::RowwiseMomentsCUDAKernel<float, float>: 4294967296 blocks exceed" \
   "a layer norm of 2^32 rows: refused with its line"
+
+# --sm-limit 0 and --sm-count 0 are refused, not taken as "not given".
+g run examples/saxpy.workload --arch h100 --sm-limit 0 > /dev/null 2> "$tmp/err"; a=$?
+g run examples/saxpy.workload --arch h100 --sm-count 0 > /dev/null 2>> "$tmp/err"; b=$?
+if [ "$a$b" = 22 ] && grep -q -- "--sm-limit 0: give an MPS" "$tmp/err" \
+   && grep -q -- "--sm-count 0: h100-sxm5-80gb has 1 to 132 SMs" "$tmp/err"; then
+  ok "--sm-limit 0 and --sm-count 0: usage errors"
+else
+  fail "--sm-limit 0: $a, --sm-count 0: $b (want 2 2)"
+fi
 
 # Failed commands write nothing: sweep, calibrate, explain.
 mkdir "$tmp/o"
