@@ -177,10 +177,15 @@ print_text_cell (GString *o, const Cell *c)
 {
   Stats s;
   cell_stats (c, &s);
-  g_string_append_printf (o, "%-16s %-12s %-9s %6u %7.2f %7.2f %7.2f %8.1f "
-                          "%+7.2f", c->arch, c->op_class,
-                          c->op ? c->op : "(all)", s.n, s.mape, s.median,
-                          s.p90, s.max, s.bias);
+  if (s.n == 0)              /* every row failed: no error to show */
+    g_string_append_printf (o, "%-16s %-12s %-9s %6u %7s %7s %7s %8s %7s",
+                            c->arch, c->op_class, c->op ? c->op : "(all)",
+                            s.n, "-", "-", "-", "-", "-");
+  else
+    g_string_append_printf (o, "%-16s %-12s %-9s %6u %7.2f %7.2f %7.2f "
+                            "%8.1f %+7.2f", c->arch, c->op_class,
+                            c->op ? c->op : "(all)", s.n, s.mape, s.median,
+                            s.p90, s.max, s.bias);
   if (c->failed)
     g_string_append_printf (o, "  %u", c->failed);
   g_string_append_c (o, '\n');
@@ -215,11 +220,14 @@ write_csv (GString *o, const Table *t, Split split)
       const Cell *c = t->cells->pdata[i];
       Stats s;
       cell_stats (c, &s);
-      g_string_append_printf (o, "%s,%s,%s,%s,%s,%u,%.4f,%.4f,%.4f,%.4f,"
-                              "%.4f,%u\n", c->arch, c->op_class,
+      g_string_append_printf (o, "%s,%s,%s,%s,%s,%u,", c->arch, c->op_class,
                               c->op ? c->op : "", split_names[split],
-                              c->spec_only ? "yes" : "no", s.n, s.mape,
-                              s.median, s.p90, s.max, s.bias, c->failed);
+                              c->spec_only ? "yes" : "no", s.n);
+      if (s.n > 0)
+        g_string_append_printf (o, "%.4f,%.4f,%.4f,%.4f,%.4f,%u\n", s.mape,
+                                s.median, s.p90, s.max, s.bias, c->failed);
+      else                     /* every row failed: empty error cells */
+        g_string_append_printf (o, ",,,,,%u\n", c->failed);
     }
 }
 
@@ -435,6 +443,7 @@ gs_cmd_validate (int argc, char **argv)
   ValidateArgs a = { 0 };
   GError *error = NULL;
   g_autoptr (GsMeasureSet) set = NULL;
+  g_autoptr (GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
   Table t = { g_ptr_array_new_with_free_func (cell_free), 0, 0, NULL };
   GsImportFormat format;
   int status = 0;
@@ -451,6 +460,14 @@ gs_cmd_validate (int argc, char **argv)
                 ? SPLIT_HOLDOUT : SPLIT_ALL;
   for (char **name = a.archs; *name; name++)
     {
+      /* A GPU named twice (or by a short name and its own) counts once. */
+      g_autoptr (GsArch) probe = gs_arch_load (*name, &error);
+      if (probe == NULL)
+        goto fail;
+      if (g_ptr_array_find_with_equal_func (seen, probe->name, g_str_equal,
+                                            NULL))
+        continue;
+      g_ptr_array_add (seen, g_strdup (probe->name));
       guint first = t.cells->len;
       if (!validate_arch (&a, *name, set, split, &t, &error))
         goto fail;

@@ -6,7 +6,7 @@ cd "$GS_SRCDIR/tests/data/predict" || exit 1
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..10"
+echo "1..12"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -76,3 +76,15 @@ printf 'device,op,B,H,latency_ms\ntest-gpu,add,10,10,0.03\ntest-gpu,add,10,10,\n
 rc=$?
 check 10 "a row without latency_ms: exit 3 naming nolat.csv:3" sh -c "
   test $rc = 3 && grep -q 'nolat.csv:3' '$tmp/e10'"
+
+# 11. The same GPU named twice counts its rows once.
+"$GPUSIM" validate --arch "$A" --arch "$A" "$tmp/measured.csv" --all --format csv \
+  > "$tmp/v11.csv"
+check 11 "--arch given twice: the same table as once" cmp -s "$tmp/v.csv" "$tmp/v11.csv"
+
+# 12. A cell whose rows all failed has empty error cells, not nan.
+printf 'device,op,B,H,latency_ms\ntest-gpu,ln,0,8,0.03\n' > "$tmp/allfail.csv"
+"$GPUSIM" validate --arch "$A" "$tmp/allfail.csv" --all --format csv \
+  > "$tmp/v12.csv" 2> /dev/null
+check 12 "every row failed: empty error cells, no nan" sh -c "
+  ! grep -qi nan '$tmp/v12.csv' && grep -q ',0,,,,,,1\$' '$tmp/v12.csv'"
