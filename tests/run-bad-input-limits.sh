@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..19"
+echo "1..20"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -41,6 +41,10 @@ g run data/neusight/models/gpt2_large.json --arch h100 --seq 64 \
   --gen-tokens 20000 > /dev/null 2> "$tmp/err"; st=$?
 expect 1 "20000 generated tokens exceed the model's 1024 learned positions" \
   "--gen-tokens 20000 on GPT-2's 1024 positions: refused"
+# N generated tokens feed N - 1 back: 1024 + 1 fits GPT-2's 1024 positions.
+g run data/neusight/models/gpt2_large.json --arch h100 --seq 1024 \
+  --gen-tokens 1 > /dev/null 2> "$tmp/err"; st=$?
+expect 0 "" "--seq 1024 --gen-tokens 1 on GPT-2's 1024 positions: runs"
 g run data/neusight/models/gpt2_large.json --arch h100 --batch 2000000000 \
   > /dev/null 2> "$tmp/err"; st=$?
 expect 1 "beyond any GPU's memory" "--batch 2000000000: refused"

@@ -191,8 +191,11 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                    "encoder-decoder model", cfg->file);
       return FALSE;
     }
-  /* Learned position tables cannot index past their size. */
-  int need = r->seq + r->gen;
+  /* Learned position tables cannot index past their size.  After a
+   * prefill, generated token i (from 1) is fed back at position seq + i - 1
+   * only when another follows it, so N tokens use seq + N - 1 positions;
+   * decode mode feeds each of its tokens. */
+  int need = r->seq + (r->decode ? r->gen : MAX (r->gen - 1, 0));
   gboolean learned = cfg->family == GS_HF_GPT2 || cfg->family == GS_HF_BERT
                      || cfg->family == GS_HF_OPT
                      || cfg->family == GS_HF_GPT_NEO;
@@ -202,7 +205,7 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
         g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                      "%s: %d tokens exceed the model's %d learned positions; "
                      "use --seq %d or less", cfg->file, need, cfg->max_pos,
-                     cfg->max_pos - r->gen);
+                     cfg->max_pos - (need - r->seq));
       else
         g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                      "%s: %d generated tokens exceed the model's %d learned "
