@@ -384,20 +384,42 @@ make_plot (const Sweep *s)
   return plot;
 }
 
+/* Writes the CSV to CSV_PATH and the plot to SVG_PATH (NULL: none): both
+ * open before either is written, so that a plot that cannot be written
+ * leaves no CSV behind (the CSV is committed last, as standard output
+ * cannot be taken back). */
 static gboolean
-write_file (const char *path, const Sweep *s, gboolean svg, GError **error)
+write_files (const char *csv_path, const char *svg_path, const Sweep *s,
+             GError **error)
 {
-  GsOutput *o = gs_output_open (path, error);
-  if (o == NULL)
+  GsOutput *svg = NULL;
+  if (svg_path != NULL && strcmp (svg_path, csv_path) == 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE, "-o and --plot both "
+                   "name %s: give them different files", svg_path);
+      return FALSE;
+    }
+  if (svg_path != NULL && (svg = gs_output_open (svg_path, error)) == NULL)
     return FALSE;
+  GsOutput *csv = gs_output_open (csv_path, error);
+  if (csv == NULL)
+    {
+      if (svg)
+        gs_output_abort (svg);
+      return FALSE;
+    }
   if (svg)
     {
       g_autoptr (GsPlot) plot = make_plot (s);
-      gs_plot_write_svg (plot, gs_output_file (o));
+      gs_plot_write_svg (plot, gs_output_file (svg));
+      if (!gs_output_commit (svg, error))
+        {
+          gs_output_abort (csv);
+          return FALSE;
+        }
     }
-  else
-    write_csv (s, gs_output_file (o));
-  return gs_output_commit (o, error);
+  write_csv (s, gs_output_file (csv));
+  return gs_output_commit (csv, error);
 }
 
 /* ------------------------------------------------------------- command */
@@ -435,8 +457,7 @@ sweep (const SweepArgs *a, int argc, char **argv, GError **error)
     {
       make_points (&s);
       ok = run_points (&s, error)
-           && write_file (a->output ? a->output : "-", &s, FALSE, error)
-           && (a->plot == NULL || write_file (a->plot, &s, TRUE, error));
+           && write_files (a->output ? a->output : "-", a->plot, &s, error);
     }
   g_array_unref (s.points);
   g_array_unref (s.axes);

@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..9"
+echo "1..10"
 
 check () {
   n=$1; d=$2; shift 2
@@ -86,3 +86,14 @@ check 9 "bad value, no values, no --set, a key swept twice" \
          test $s2 = 2 && grep -q 'expected KEY=V1,V2' '$tmp/e2' &&
          test $s3 = 2 && grep -q 'give at least one --set' '$tmp/e3' &&
          test $s4 = 2 && grep -q 'swept twice' '$tmp/e4'"
+
+# 10. A plot that cannot be written leaves no CSV; -o and --plot on one file.
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 --set sm.count=66,132 \
+  -o "$tmp/left.csv" --plot "$tmp/no-dir/x.svg" 2> /dev/null
+s1=$?
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 --set sm.count=66,132 \
+  -o "$tmp/same.csv" --plot "$tmp/same.csv" 2> "$tmp/e10"
+s2=$?
+check 10 "failed --plot leaves no CSV (exit 3); -o and --plot on one file (exit 2)" \
+  sh -c "test $s1 = 3 && test ! -e '$tmp/left.csv' && test $s2 = 2 &&
+         test ! -e '$tmp/same.csv' && grep -q 'give them different files' '$tmp/e10'"
