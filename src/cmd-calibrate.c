@@ -232,17 +232,8 @@ report_unfitted (const GsFit *fit)
     {
       const GsMeasureRow *r = fit->rows->pdata[i];
       const char *op = r->op ? r->op : "(no op)";
-      GsOp o;
-      const char *bad = NULL;
-      gboolean used = r->latency_ms > 0 && r->op != NULL
-                      && (gs_fit_gemm_op (r, &o)
-                          || gs_mem_op_from_shape (r->op, r->B, r->H,
-                                                   r->dtype, &o, &bad));
-      if (used)
-        {
-          gs_op_clear (&o);
-          continue;
-        }
+      if (fitter_of (r) != 0)
+        continue;
       if (r->op != NULL && r->latency_ms <= 0)
         op = "(no latency_ms)";
       g_hash_table_insert (count, (gpointer) op, GUINT_TO_POINTER (
