@@ -384,6 +384,30 @@ gs_arch_copy (const GsArch *src)
   return a;
 }
 
+/* TRUE when CFG holds nothing but a base key. */
+static gboolean
+only_base (config_t *cfg)
+{
+  config_setting_t *root = config_root_setting (cfg);
+  return config_setting_length (root) == 1
+         && strcmp (config_setting_name (config_setting_get_elem (root, 0)),
+                    "base") == 0;
+}
+
+const char *
+gs_arch_short_name_of (const GsArch *a)
+{
+  if (a->chain == NULL || !only_base (gs_cfg_chain_nth (a->chain, 0)))
+    return NULL;
+  for (guint i = 1; i < gs_cfg_chain_length (a->chain); i++)
+    {
+      config_t *cfg = gs_cfg_chain_nth (a->chain, i);
+      if (!only_base (cfg))
+        return config_setting_source_file (config_root_setting (cfg));
+    }
+  g_assert_not_reached ();   /* the last file of a loaded chain has no base */
+}
+
 gboolean
 gs_arch_validate (const GsArch *a, GError **error)
 {

@@ -106,6 +106,11 @@ struct GsArch {
 GsArch *gs_arch_load (const char *name_or_path, GError **error);
 GsArch *gs_arch_load_file (const char *file, GError **error);
 GsArch *gs_arch_copy (const GsArch *arch);
+/* When the arch's own file holds nothing but `base = "other.cfg";` it is a
+ * short name (a100.cfg): the file of the GPU it names, the first file of
+ * its chain that holds more than a base (a100-sxm4-80gb.cfg).  NULL for
+ * any other file, a what-if based on a GPU included. */
+const char *gs_arch_short_name_of (const GsArch *arch);
 void gs_arch_free (GsArch *arch);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsArch, gs_arch_free)
 

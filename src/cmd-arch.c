@@ -114,12 +114,23 @@ list_load_all (void)
   return out;
 }
 
-/* A short name is a file whose GPU is named differently (a100.cfg holds
- * only `base = "a100-sxm4-80gb.cfg";`). */
+/* A short name is a file that holds only a base (a100.cfg is
+ * `base = "a100-sxm4-80gb.cfg";`); a what-if file based on a GPU, whatever
+ * its name, is a GPU of its own. */
 static gboolean
 is_alias (const ListEntry *e)
 {
-  return e->arch && strcmp (e->arch->name, e->file_stem) != 0;
+  return e->arch && gs_arch_short_name_of (e->arch) != NULL;
+}
+
+/* The name of the GPU a short name stands for, as --arch takes it: its
+ * file's name without .cfg. */
+static char *
+alias_target (const ListEntry *e)
+{
+  g_autofree char *b = g_path_get_basename (gs_arch_short_name_of (e->arch));
+  return g_strndup (b, g_str_has_suffix (b, ".cfg") ? strlen (b) - 4
+                                                    : strlen (b));
 }
 
 static void
@@ -133,7 +144,7 @@ list_print_text (GArray *entries)
       if (e->arch == NULL || is_alias (e))
         continue;
       const GsArch *a = e->arch;
-      printf ("%-16s %-24s %5d %9.0f %9.0f %11.1f %10s\n", a->name,
+      printf ("%-16s %-24s %5d %9.0f %9.0f %11.1f %10s\n", e->file_stem,
               a->full_name, a->sm_count, a->clock_boost_mhz,
               a->dram_bandwidth_gbs, boost_peak (a, GS_DTYPE_FP32) / 1e12,
               arch_is_calibrated (a) ? "yes" : "no");
@@ -147,7 +158,8 @@ list_print_text (GArray *entries)
       if (!header)
         printf ("\nshort names:\n");
       header = TRUE;
-      printf ("  %s -> %s\n", e->file_stem, e->arch->name);
+      g_autofree char *target = alias_target (e);
+      printf ("  %s -> %s\n", e->file_stem, target);
     }
 }
 
@@ -169,8 +181,9 @@ list_print_json (GArray *entries)
       json_builder_add_string_value (b, e->file_stem);
       if (is_alias (e))
         {
+          g_autofree char *target = alias_target (e);
           json_builder_set_member_name (b, "alias_of");
-          json_builder_add_string_value (b, a->name);
+          json_builder_add_string_value (b, target);
         }
       json_builder_set_member_name (b, "full_name");
       json_builder_add_string_value (b, a->full_name);

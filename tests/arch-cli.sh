@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..20"
+echo "1..22"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -30,6 +30,23 @@ check "list shows the six measured GPUs and the short names" $? 0 \
 run arch list
 check "list leaves out family base files" $? 0 \
   sh -c "! grep -q '^sm[0-9]' '$tmp/out'"
+# A what-if file based on a GPU is a GPU of its own, listed by its file
+# name whatever name it gives itself; only a file holding nothing but a
+# base is a short name.
+mkdir "$tmp/path"
+printf 'base = "%s";\nname = "h100-mine";\nsm = { count = 264; };\n' \
+  "$GS_SRCDIR/arch/h100-sxm5-80gb.cfg" > "$tmp/path/mine.cfg"
+printf 'base = "mine.cfg";\n' > "$tmp/path/big.cfg"
+GPUSIM_ARCH_PATH="$tmp/path:$GPUSIM_ARCH_PATH" run arch list
+check "list: a what-if file is its own row, not a short name of its base" \
+  $? 0 sh -c "grep -Eq '^mine +NVIDIA H100 80GB HBM3 +264 ' '$tmp/out' && \
+              ! grep -q '^  mine ->' '$tmp/out' && \
+              grep -q '^  big -> mine\$' '$tmp/out' && \
+              grep -q '^  h100 -> h100-sxm5-80gb\$' '$tmp/out'"
+GPUSIM_ARCH_PATH="$tmp/path:$GPUSIM_ARCH_PATH" run arch list --format json
+check "list --format json: alias_of only on short names" $? 0 \
+  sh -c "[ \$(grep -c '\"alias_of\"' '$tmp/out') = 3 ] && \
+         grep -A1 '\"name\" : \"mine\"' '$tmp/out' | grep -q full_name"
 run arch list
 check "list: A100 PCIe 40GB row (108 SMs, 1410 MHz, 1555 GB/s, 19.5 TFLOP/s)" \
   $? 0 grep -Eq \

@@ -108,6 +108,14 @@ test_short_names (void)
   g_assert_cmpstr (a100->name, ==, "a100-sxm4-80gb");
   g_assert_cmpstr (h100->name, ==, "h100-sxm5-80gb");
   g_assert_cmpint (h100->sm_count, ==, 132);
+  g_assert_true (g_str_has_suffix (gs_arch_short_name_of (a100),
+                                   "/a100-sxm4-80gb.cfg"));
+  /* A what-if based on a GPU is not a short name of it. */
+  g_autofree char *f = src_path ("examples/arch/h100-2x-bandwidth.cfg");
+  g_autoptr (GsArch) whatif = load_ok (f);
+  g_assert_null (gs_arch_short_name_of (whatif));
+  g_autoptr (GsArch) gpu = load_ok ("h100-sxm5-80gb");
+  g_assert_null (gs_arch_short_name_of (gpu));
 }
 
 /* The names NeuSight's measurements use must resolve, to GPUs of that
