@@ -456,6 +456,22 @@ gs_arch_load_file (const char *file, GError **error)
   if (chain == NULL)
     return NULL;
 
+  /* A family file is no GPU, even one that sets every key a GPU needs.
+   * "abstract" is not inherited: a GPU file based on a family file is not
+   * abstract unless it says so. */
+  config_setting_t *abs =
+    config_lookup (gs_cfg_chain_nth (chain, 0), "abstract");
+  if (abs != NULL && config_setting_type (abs) == CONFIG_TYPE_BOOL
+      && config_setting_get_bool (abs))
+    {
+      g_autofree char *w = gs_cfg_where (abs);
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "%s: abstract = true: a family base file, not a GPU; use "
+                   "a GPU file based on it ('gpusim arch list' shows them)",
+                   w);
+      return NULL;
+    }
+
   /* Unknown keys are errors in every file of the chain. */
   for (guint i = 0; i < gs_cfg_chain_length (chain); i++)
     {
@@ -520,11 +536,7 @@ gs_arch_load_file (const char *file, GError **error)
           }
         break;
       }
-  /* "abstract" is not inherited: a GPU file based on a family file is not
-   * abstract unless it says so. */
-  config_setting_t *abs =
-    config_lookup (gs_cfg_chain_nth (chain, 0), "abstract");
-  a->abstract = abs != NULL && config_setting_get_bool (abs);
+  a->abstract = FALSE;   /* a base file's own, not inherited */
   a->chain = gs_cfg_chain_ref (chain);
   if (!gs_arch_validate (a, error))
     {

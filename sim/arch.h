@@ -102,7 +102,8 @@ struct GsArch {
 
 /* Loads an arch by name (searched in $GPUSIM_ARCH_PATH, ./arch and the
  * installed data directory) or by path (anything with a '/' or ending in
- * .cfg). */
+ * .cfg).  A family base file (abstract = true) is refused with
+ * GS_ERROR_USAGE naming the file and line of its abstract setting. */
 GsArch *gs_arch_load (const char *name_or_path, GError **error);
 GsArch *gs_arch_load_file (const char *file, GError **error);
 GsArch *gs_arch_copy (const GsArch *arch);

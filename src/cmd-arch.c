@@ -651,28 +651,6 @@ apply_sets (GsArch *a, char **sets, GHashTable *overridden, GError **error)
   return TRUE;
 }
 
-/* A family base file lacks the GPU's own keys, so loading it fails on the
- * first missing one; say what the file is instead. */
-static void
-explain_abstract (const char *name_or_path, GError **error)
-{
-  g_autofree char *file = gs_arch_resolve (name_or_path, NULL);
-  if (file == NULL)
-    return;
-  config_t cfg;
-  config_init (&cfg);
-  int abstract = 0;
-  if (config_read_file (&cfg, file) == CONFIG_TRUE)
-    config_lookup_bool (&cfg, "abstract", &abstract);
-  config_destroy (&cfg);
-  if (!abstract)
-    return;
-  g_clear_error (error);
-  g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
-               "%s is a family base file (abstract = true), not a GPU: "
-               "show a GPU based on it ('gpusim arch list')", file);
-}
-
 static int
 cmd_show (int argc, char **argv)
 {
@@ -717,10 +695,7 @@ cmd_show (int argc, char **argv)
     }
   arch = gs_arch_load (argv[1], &error);
   if (arch == NULL)
-    {
-      explain_abstract (argv[1], &error);
-      goto fail;
-    }
+    goto fail;
   if (!apply_sets (arch, sets, overridden, &error))
     goto fail;
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..22"
+echo "1..23"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -117,7 +117,25 @@ check "--set that breaks a cross-parameter rule is a usage error" $? 2 \
 run arch show no-such-gpu
 check "unknown GPU name: exit 2" $? 2 grep -q "unknown GPU architecture 'no-such-gpu'" "$tmp/err"
 run arch show sm80
-check "a family base file is not a GPU" $? 2 grep -q "sm80.cfg is a family base file" "$tmp/err"
+check "a family base file is not a GPU (file:line of its abstract setting)" $? 2 \
+  grep -q "sm80.cfg:[0-9]*: abstract = true: a family base file, not a GPU" \
+  "$tmp/err"
+# A family file that sets every key a GPU needs is still no GPU: every
+# command that simulates refuses it, naming its abstract setting.
+abs="$GS_SRCDIR/tests/bad-input/arch/abstract.cfg"
+msg="$abs:3: abstract = true: a family base file, not a GPU; use a GPU file based on it ('gpusim arch list' shows them)"
+w="$GS_SRCDIR/examples/saxpy.workload"
+got=""
+for c in "run $w" "explain $w" "sweep $w --set sm.count=54,108" \
+         "predict $GS_SRCDIR/tests/data/predict/ops.csv"; do
+  # shellcheck disable=SC2086
+  run $c --arch "$abs"
+  s=$?
+  if err_is "gpusim ${c%% *}: $msg"; then got="$got ${c%% *}:$s"
+  else got="$got ${c%% *}:$s:$(cat "$tmp/err")"; fi
+done
+check "run, explain, sweep and predict refuse an abstract file, exit 2" \
+  "$got" " run:2 explain:2 sweep:2 predict:2"
 run arch show "$tmp/none.cfg"
 check "missing file: exit 3" $? 3 grep -q "none.cfg: no such file" "$tmp/err"
 run arch
