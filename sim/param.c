@@ -574,6 +574,21 @@ gs_params_load (const GsParam *table, guint n, void *target,
         }
       if (!load_one (p, target, s, error))
         return FALSE;
+      /* Every file is checked as written: a bad value in a base file is an
+       * error even where a file based on it sets the key again. */
+      gboolean shadowed = FALSE;
+      for (guint f = 1; f < gs_cfg_chain_length (chain); f++)
+        {
+          config_setting_t *b = config_lookup (gs_cfg_chain_nth (chain, f),
+                                               key);
+          if (b == NULL || b == s)
+            continue;
+          if (!load_one (p, target, b, error))
+            return FALSE;
+          shadowed = TRUE;
+        }
+      if (shadowed && !load_one (p, target, s, NULL))
+        g_assert_not_reached ();   /* S loaded above */
     }
   return TRUE;
 }

@@ -79,8 +79,9 @@ void gs_params_clear (const GsParam *table, guint n, void *target);
 void gs_params_copy_strings (const GsParam *table, guint n, void *dst);
 
 /* Loads every parameter from the chain (most specific wins), checks types
- * and ranges, and reports missing required keys.  PREFIX is prepended to
- * each key ("" for the root). */
+ * and ranges of every file's settings (a base's too, where a more specific
+ * file sets the key again), and reports missing required keys.  PREFIX is
+ * prepended to each key ("" for the root). */
 gboolean gs_params_load (const GsParam *table, guint n, void *target,
                          const GsCfgChain *chain, const char *prefix,
                          GError **error);

@@ -420,6 +420,30 @@ test_inheritance (void)
   g_assert_false (c->abstract);                   /* never inherited */
   g_assert_cmpint (c->warp_size, ==, 32);         /* table default */
   g_assert_cmpuint (gs_cfg_chain_length (c->chain), ==, 2);
+
+  /* Every file is checked as written: a base's bad value is an error,
+   * with the base's line, even where the file based on it sets the key
+   * again; the effective value is the most specific file's. */
+  g_autofree char *bad = write_file (dir, "bad.cfg",
+    "base = \"gpu.cfg\";\ncalibration = { dram_eff = 1.5; };\n");
+  g_autofree char *fixed = write_file (dir, "fixed.cfg",
+    "base = \"bad.cfg\";\ncalibration = { dram_eff = 0.8; };\n");
+  g_autoptr (GsArch) f = gs_arch_load_file (fixed, &error);
+  g_assert_null (f);
+  g_assert_error (error, GS_ERROR, GS_ERROR_INPUT);
+  g_autofree char *bad_at = g_strdup_printf (
+    "%s:2: calibration.dram_eff = 1.5 is out of range [0, 1]", bad);
+  g_assert_cmpstr (error->message, ==, bad_at);
+  g_clear_error (&error);
+  g_autofree char *good = write_file (dir, "good.cfg",
+    "base = \"gpu.cfg\";\nsm = { count = 30; };\n"
+    "calibration = { dram_eff = 0.5; };\n");
+  g_autofree char *over = write_file (dir, "over.cfg",
+    "base = \"good.cfg\";\nsm = { count = 40; };\n");
+  g_autoptr (GsArch) o = gs_arch_load_file (over, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (o->sm_count, ==, 40);
+  g_assert_cmpfloat (gs_arch_dram_eff (o), ==, 0.5);
 }
 
 /* ------------------------------------------------------------- errors */
