@@ -145,7 +145,8 @@ static const GsParam arch_params[] = {
     "time to dispatch one block onto an SM (block_dispatch microbenchmark; "
     "not used in timing, which counts it in calibration.block_fixed_ns)" },
   { "power.tdp_w", GS_PARAM_DOUBLE, OFF (tdp_w), "W", 0, NULL, 0, 1e5, 0,
-    "board power limit" },
+    "board power limit (not used in timing: the clock a power-limited GPU "
+    "sustains under load is calibration.clock_mhz)" },
 };
 
 #undef OFF
