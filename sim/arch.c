@@ -562,6 +562,15 @@ gs_arch_set (GsArch *a, const char *key, const char *value, GError **error)
   if (gs_params_find (cal_params, G_N_ELEMENTS (cal_params), key))
     return gs_params_set (cal_params, G_N_ELEMENTS (cal_params), a, key,
                           value, error);
+  /* "abstract" marks a family file, which the loader refuses to run: as a
+   * what-if on a GPU it could only be silently ignored. */
+  if (strcmp (key, "abstract") == 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--set %s=%s: 'abstract' marks a family base file and "
+                   "cannot be set on a GPU", key, value);
+      return FALSE;
+    }
   double boost = a->clock_boost_mhz;
   if (!gs_params_set (arch_params, G_N_ELEMENTS (arch_params), a, key,
                       value, error))

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..23"
+echo "1..24"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -79,6 +79,9 @@ check "params prints the table with units" $? 0 \
 run arch show a100 --set sm.cout=3
 check "unknown --set key suggests the near one" $? 2 err_is \
   "gpusim arch: --set sm.cout=3: unknown parameter 'sm.cout' (did you mean 'sm.count'?)"
+run arch show a100 --set abstract=true
+check "--set abstract=true is refused (it would be ignored)" $? 2 err_is \
+  "gpusim arch: --set abstract=true: 'abstract' marks a family base file and cannot be set on a GPU"
 run arch show a100 --set sm.clock_boost_mhz=nan
 check "--set NaN is rejected" $? 2 err_is \
   "gpusim arch: --set sm.clock_boost_mhz=nan: sm.clock_boost_mhz must be a finite number"
