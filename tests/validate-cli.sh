@@ -6,7 +6,7 @@ cd "$GS_SRCDIR/tests/data/predict" || exit 1
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..12"
+echo "1..14"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -88,3 +88,48 @@ printf 'device,op,B,H,latency_ms\ntest-gpu,ln,0,8,0.03\n' > "$tmp/allfail.csv"
   > "$tmp/v12.csv" 2> /dev/null
 check 12 "every row failed: empty error cells, no nan" sh -c "
   ! grep -qi nan '$tmp/v12.csv' && grep -q ',0,,,,,,1\$' '$tmp/v12.csv'"
+
+# 13-14. A profiler trace holds kernels, each timed on the GPU alone: the
+#        kernels of one op call (here the GEMM's two, one cpu_op) add up to
+#        the op's GPU time, compared with its simulated GPU time (gpu_ms),
+#        not with the latency of the op timed alone.  Kernels 10% slower
+#        than the simulation: 9.09% everywhere, the GEMM one op call.
+printf 'op,B,M,N,K,H,dtype\nlinear,1,512,1024,1024,,\nln,4096,,,,1024,\nmul,4,,,,1024,\n' \
+  > "$tmp/calls.csv"
+"$GPUSIM" predict --arch "$A" --no-hints --format json "$tmp/calls.csv" \
+  > "$tmp/calls.json"
+J="$GS_BUILDDIR/tests/jsonq"
+us () {  # us ROW SHARE: SHARE of 1.1 x row ROW's simulated GPU time, in us
+  awk -v g="$("$J" "$tmp/calls.json" "rows.$1.gpu_ms")" -v s="$2" \
+    'BEGIN { printf "%.6f", g * 1100 * s }'
+}
+op () {  # op ID NAME DIMS TYPES TS
+  printf '{"ph": "X", "cat": "cpu_op", "name": "%s", "pid": 1, "tid": 1, "ts": %s, "dur": 50, "args": {"External id": %s, "Input Dims": %s, "Input type": %s}},\n' \
+    "$2" "$5" "$1" "$3" "$4"
+}
+kernel () {  # kernel ID NAME TS DUR
+  printf '{"ph": "X", "cat": "kernel", "name": "%s", "pid": 0, "tid": 7, "ts": %s, "dur": %s, "args": {"External id": %s, "stream": 7, "grid": [1, 1, 1], "block": [128, 1, 1]}},\n' \
+    "$2" "$3" "$4" "$1"
+}
+{
+  echo '{"traceEvents": ['
+  op 1 aten::addmm '[[1024], [512, 1024], [1024, 1024]]' '["float", "float", "float"]' 100
+  kernel 1 gemm_main 1000 "$(us 0 0.7)"
+  kernel 1 gemm_splitk_reduce 2000 "$(us 0 0.3)"
+  op 2 aten::native_layer_norm '[[8, 512, 1024], [], [1024], [1024], []]' '["float", "", "float", "float", "Scalar"]' 200
+  kernel 2 layer_norm 3000 "$(us 1 1)"
+  op 3 aten::mul '[[4, 1024], [4, 1024]]' '["float", "float"]' 300
+  kernel 3 mul 4000 "$(us 2 1)"
+  echo '{"ph": "i", "name": "end", "pid": 1, "tid": 1, "ts": 5000}]}'
+} > "$tmp/trace.json"
+"$GPUSIM" validate --arch "$A" --format csv "$tmp/trace.json" > "$tmp/t.csv"
+rc=$?
+check 13 "a trace: GPU time per op call, 9.09% everywhere, the GEMM once" sh -c "
+  test $rc = 0 && grep -q '^test-gpu,gemm,linear,all,no,1,' '$tmp/t.csv' &&
+  awk -F, 'NR > 1 { n++; for (i = 7; i <= 10; i++) if (\$i < 9.08 || \$i > 9.10) bad = 1 }
+           END { exit bad || n != 6 }' '$tmp/t.csv'"
+"$GPUSIM" import -o "$tmp/trace.csv" "$tmp/trace.json" 2> /dev/null
+"$GPUSIM" validate --arch "$A" --format csv --all "$tmp/trace.csv" \
+  > "$tmp/tc.csv"
+check 14 "the trace as gpusim import wrote it: the same table" \
+  cmp -s "$tmp/t.csv" "$tmp/tc.csv"
