@@ -147,10 +147,8 @@ gs_gunzip_converter_init (GConverterIface *iface)
   iface->reset = gs_gunzip_reset;
 }
 
-/* Wraps IN in a gzip decompressor when its first bytes are the gzip magic
- * (1f 8b), whatever the file is called. */
-static GInputStream *
-maybe_gunzip (GInputStream *in, const char *file, GError **error)
+GInputStream *
+gs_csv_open_stream (GInputStream *in, const char *file, GError **error)
 {
   GBufferedInputStream *b = G_BUFFERED_INPUT_STREAM (
       g_buffered_input_stream_new_sized (in, CSV_BUF_BYTES));
@@ -193,7 +191,7 @@ gs_csv_open_input (const char *file, GError **error)
       g_error_free (e);
       return NULL;
     }
-  return maybe_gunzip (G_INPUT_STREAM (fin), file, error);
+  return gs_csv_open_stream (G_INPUT_STREAM (fin), file, error);
 }
 
 GsCsvReader *

@@ -36,6 +36,12 @@ typedef enum {
  * the gzip magic bytes (1f 8b).  Any text reader may use it. */
 GInputStream *gs_csv_open_input (const char *file, GError **error);
 
+/* IN (a new stream holding a reference to it), through a gzip decompressor
+ * when its first bytes are the gzip magic (1f 8b), whatever it is called;
+ * messages name FILE. */
+GInputStream *gs_csv_open_stream (GInputStream *in, const char *file,
+                                  GError **error);
+
 /* Opens FILE (plain or gzip); messages name FILE. */
 GsCsvReader *gs_csv_reader_open (const char *file, GError **error);
 /* Reads from STREAM (takes a reference); NAME is used in messages. */

@@ -519,12 +519,10 @@ load_records (Loader *ld, GsCsvReader *r, GError **error)
     }
 }
 
-GsMeasureSet *
-gs_measure_load (const char *file, gboolean require_latency, GError **error)
+static GsMeasureSet *
+load_reader (GsCsvReader *r, const char *file, gboolean require_latency,
+             GError **error)
 {
-  g_autoptr (GsCsvReader) r = gs_csv_reader_open (file, error);
-  if (r == NULL)
-    return NULL;
   gs_csv_reader_set_comments (r, TRUE);
   g_autoptr (GsMeasureSet) set = gs_measure_new ();
   set->file = g_strdup (file);
@@ -542,6 +540,26 @@ gs_measure_load (const char *file, gboolean require_latency, GError **error)
       return NULL;
     }
   return g_steal_pointer (&set);
+}
+
+GsMeasureSet *
+gs_measure_load (const char *file, gboolean require_latency, GError **error)
+{
+  g_autoptr (GsCsvReader) r = gs_csv_reader_open (file, error);
+  if (r == NULL)
+    return NULL;
+  return load_reader (r, file, require_latency, error);
+}
+
+GsMeasureSet *
+gs_measure_load_stream (GInputStream *in, const char *name,
+                        gboolean require_latency, GError **error)
+{
+  g_autoptr (GInputStream) text = gs_csv_open_stream (in, name, error);
+  if (text == NULL)
+    return NULL;
+  g_autoptr (GsCsvReader) r = gs_csv_reader_new (text, name);
+  return load_reader (r, name, require_latency, error);
 }
 
 /* --------------------------------------------------------------- save */

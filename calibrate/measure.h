@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include "sim/kernel.h"
 
+typedef struct _GInputStream GInputStream;
+
 typedef struct {
   char *device;            /* arch name, or NULL */
   char *op;                /* bmm, linear, ln, softmax, add ... */
@@ -44,6 +46,11 @@ typedef struct {
  * file:line and the column.  REQUIRE_LATENCY: rows must have latency_ms. */
 GsMeasureSet *gs_measure_load (const char *file, gboolean require_latency,
                                GError **error);
+/* The same from IN (plain or gzip; a reference is taken), NAME standing
+ * for the file in messages and in the set. */
+GsMeasureSet *gs_measure_load_stream (GInputStream *in, const char *name,
+                                      gboolean require_latency,
+                                      GError **error);
 GsMeasureSet *gs_measure_new (void);
 void gs_measure_free (GsMeasureSet *set);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsMeasureSet, gs_measure_free)

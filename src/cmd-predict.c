@@ -3,6 +3,7 @@
  *   gpusim predict --arch ARCH [--runtime eager|compiled] OPS.csv
  *                  [--format csv|json] [-o FILE] [--no-hints]
  *
+ * OPS.csv "-" is standard input.
  * Every input row is printed, in order, with its columns as read and
  * predicted_ms, kernel_pred, waves, bound appended (see gpusim-predict(1)
  * and src/predict.h).
@@ -17,6 +18,8 @@
 #include "sim/error.h"
 #include "sim/gpu.h"
 
+#include <errno.h>
+#include <gio/gio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
@@ -503,6 +506,30 @@ predict_all (const GsPredictor *p, const GsMeasureSet *set, guint rows,
   return TRUE;
 }
 
+/* The ops file: FILE, or standard input when FILE is "-" (named <stdin>
+ * in messages). */
+static GsMeasureSet *
+load_ops (const char *file, GError **error)
+{
+  if (strcmp (file, "-") != 0)
+    return gs_measure_load (file, FALSE, error);
+  g_autoptr (GByteArray) data = g_byte_array_new ();
+  guint8 buf[65536];
+  size_t got;
+  while ((got = fread (buf, 1, sizeof buf, stdin)) > 0)
+    g_byte_array_append (data, buf, (guint) got);
+  if (ferror (stdin))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_IO,
+                   "<stdin>: cannot read: %s", g_strerror (errno));
+      return NULL;
+    }
+  g_autoptr (GBytes) bytes = g_byte_array_free_to_bytes (
+    g_steal_pointer (&data));
+  g_autoptr (GInputStream) in = g_memory_input_stream_new_from_bytes (bytes);
+  return gs_measure_load_stream (in, "<stdin>", FALSE, error);
+}
+
 static gboolean
 write_text (const char *path, const GString *text, GError **error)
 {
@@ -536,7 +563,7 @@ gs_cmd_predict (int argc, char **argv)
       || !check_args (&a, &runtime, &json, &error)
       || (arch = gs_predict_load_arch (a.arch, a.set, &error)) == NULL
       || (lib = gs_library_new (arch, &error)) == NULL
-      || (set = gs_measure_load (a.files[0], FALSE, &error)) == NULL)
+      || (set = load_ops (a.files[0], &error)) == NULL)
     goto fail;
   gs_library_set_alone (lib, TRUE);
   GsPredictor p = { arch, lib, runtime, !a.no_hints, NULL };

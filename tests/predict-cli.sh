@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..19"
+echo "1..21"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -125,3 +125,16 @@ check 18 "clones add the copies' time before the bmm" awk -F, '
 rc=$?
 check 19 "a copied k^T on bmm_nt: exit 3, bad-clones.csv:3 column clones" sh -c "
   test $rc = 3 && grep -q 'bad-clones.csv:3: column clones: ' '$tmp/e4'"
+
+# 20-21. OPS.csv "-" is standard input, plain or gzip-compressed; messages
+#        call it <stdin>.
+"$GPUSIM" predict --arch $A - < ops.csv > "$tmp/stdin.csv"
+rc=$?
+gzip -c ops.csv | "$GPUSIM" predict --arch $A - > "$tmp/stdin-gz.csv"
+check 20 "- reads standard input (gzip too): the same output" sh -c "
+  test $rc = 0 && cmp -s '$tmp/stdin.csv' '$tmp/out.csv' &&
+  cmp -s '$tmp/stdin-gz.csv' '$tmp/out.csv'"
+"$GPUSIM" predict --arch $A - < bad-op.csv > /dev/null 2> "$tmp/e5"
+rc=$?
+check 21 "a bad row on standard input: exit 3 naming <stdin>:3" sh -c "
+  test $rc = 3 && grep -q \"<stdin>:3: column op: unknown op 'foo'\" '$tmp/e5'"
