@@ -370,7 +370,7 @@ check_args (PredictArgs *a, GsRuntime *runtime, gboolean *json,
       return FALSE;
     }
   *json = strcmp (f, "json") == 0;
-  if (a->head < 0)
+  if (a->head != G_MININT && a->head < 1)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
                    "--head: expected a positive row count, got %d", a->head);
@@ -550,6 +550,7 @@ int
 gs_cmd_predict (int argc, char **argv)
 {
   PredictArgs a = { 0 };
+  a.head = G_MININT;         /* not given (0 is refused) */
   GError *error = NULL;
   GsRuntime runtime = GS_RUNTIME_EAGER;
   gboolean json = FALSE;
@@ -567,7 +568,7 @@ gs_cmd_predict (int argc, char **argv)
     goto fail;
   gs_library_set_alone (lib, TRUE);
   GsPredictor p = { arch, lib, runtime, !a.no_hints, NULL };
-  guint rows = a.head > 0 ? (guint) a.head : G_MAXUINT;
+  guint rows = a.head == G_MININT ? G_MAXUINT : (guint) a.head;
   if (!predict_all (&p, set, rows, json, text, &error)
       || !write_text (a.output, text, &error))
     goto fail;

@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..21"
+echo "1..22"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -138,3 +138,14 @@ check 20 "- reads standard input (gzip too): the same output" sh -c "
 rc=$?
 check 21 "a bad row on standard input: exit 3 naming <stdin>:3" sh -c "
   test $rc = 3 && grep -q \"<stdin>:3: column op: unknown op 'foo'\" '$tmp/e5'"
+
+# 22. --head N takes the first N rows; N is at least 1 (0 predicted every
+#     row).
+"$GPUSIM" predict --arch $A ops.csv --head 2 > "$tmp/head2.csv"
+rc2=$?
+"$GPUSIM" predict --arch $A ops.csv --head 0 > "$tmp/head0.csv" 2> "$tmp/e6"
+rc0=$?
+check 22 "--head 2: the header and 2 rows; --head 0: exit 2, nothing printed" sh -c "
+  test $rc2 = 0 && test \$(wc -l < '$tmp/head2.csv') = 3 &&
+  test $rc0 = 2 && test ! -s '$tmp/head0.csv' &&
+  grep -q -- '--head: expected a positive row count, got 0' '$tmp/e6'"
