@@ -376,12 +376,12 @@ typedef struct {
 } Loader;
 
 /* "# key: value" before the header is provenance; other comments are
- * just comments. */
+ * just comments.  There are none after the header (load_records). */
 static void
 take_comment (Loader *ld, const char *text)
 {
   const char *colon = strchr (text, ':');
-  if (ld->n_cols > 0 || colon == NULL)
+  if (colon == NULL)
     return;
   g_autofree char *key = g_strstrip (g_strndup (text, colon - text));
   if (*key != '\0')
@@ -450,8 +450,11 @@ take_row (Loader *ld, char **cells, guint line, GError **error)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                    "%s:%u: %u fields, but the header (line %u) has %u "
-                   "columns: quote fields that hold commas (\"a,b\")",
-                   ld->file, line, n, ld->header_line, ld->n_cols);
+                   "columns: %s", ld->file, line, n, ld->header_line,
+                   ld->n_cols, cells[0][0] == '#'
+                   ? "a line starting with '#' is a comment only before the "
+                     "header"
+                   : "quote fields that hold commas (\"a,b\")");
       g_strfreev (cells);
       return FALSE;
     }
@@ -511,6 +514,9 @@ load_records (Loader *ld, GsCsvReader *r, GError **error)
               g_strfreev (cells);
               if (!ok)
                 return FALSE;
+              /* Comments come before the header: after it, a first field
+               * that starts with '#' (a kernel or layer name) is data. */
+              gs_csv_reader_set_comments (r, FALSE);
             }
           else if (!take_row (ld, cells, line, error))
             return FALSE;

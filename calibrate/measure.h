@@ -6,6 +6,8 @@
  *   # driver: 550.54.15
  *   device,op,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,B,M,N,K,H,latency_ms[,dtype,regs,smem_static,smem_dynamic,...]
  *
+ * Lines starting with '#' before the header are comments (provenance when
+ * "# key: value"); after it, every line is a row.
  * Columns are found by name, in any order; empty cells mean unknown;
  * unrecognised columns are kept (and echoed by `gpusim predict`).  Files may
  * be gzip-compressed (.gz).  See gpusim-measurements(5).

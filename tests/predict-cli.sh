@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..22"
+echo "1..23"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -149,3 +149,11 @@ check 22 "--head 2: the header and 2 rows; --head 0: exit 2, nothing printed" sh
   test $rc2 = 0 && test \$(wc -l < '$tmp/head2.csv') = 3 &&
   test $rc0 = 2 && test ! -s '$tmp/head0.csv' &&
   grep -q -- '--head: expected a positive row count, got 0' '$tmp/e6'"
+
+# 23. Comments come before the header: after it, a first field starting
+#     with '#' is data (it was dropped as a comment), written back quoted.
+printf '# source: test\nlayer,op,B,H\n#1,ln,8,1024\nx,ln,8,2048\n' > "$tmp/hash.csv"
+"$GPUSIM" predict --arch $A "$tmp/hash.csv" > "$tmp/hash.out"
+check 23 "a row whose first field starts with '#' is predicted and echoed" sh -c "
+  test \$(wc -l < '$tmp/hash.out') = 3 &&
+  sed -n 2p '$tmp/hash.out' | grep -q '^\"#1\",ln,8,1024,'"
