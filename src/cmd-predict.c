@@ -407,18 +407,40 @@ gs_predict_load_arch (const char *name, char **set, GError **error)
   return arch;
 }
 
+/* The columns predict appends (CSV), then the members JSON adds. */
 static const char *const added_columns[] = {
-  "predicted_ms", "kernel_pred", "waves", "bound"
+  "predicted_ms", "kernel_pred", "waves", "bound", "gpu_ms", "kernels"
 };
+#define N_CSV_ADDED 4
+
+/* Whether input column NAME is one the output adds (in any case): then
+ * the new prediction replaces it, so that predict's output read back in
+ * gets one set of predictions, not two. */
+static gboolean
+is_added (const char *name, gboolean json)
+{
+  guint n = json ? G_N_ELEMENTS (added_columns) : N_CSV_ADDED;
+  for (guint i = 0; i < n; i++)
+    if (g_ascii_strcasecmp (name, added_columns[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
 
 static void
 write_csv_header (GString *out, const GsMeasureSet *set)
 {
-  guint n = g_strv_length (set->columns);
-  for (guint i = 0; i < n; i++)
-    gs_csv_append_cell (out, set->columns[i], i == 0);
-  for (guint i = 0; i < G_N_ELEMENTS (added_columns); i++)
-    gs_csv_append_cell (out, added_columns[i], n == 0 && i == 0);
+  gboolean first = TRUE;
+  for (guint i = 0; set->columns[i]; i++)
+    if (!is_added (set->columns[i], FALSE))
+      {
+        gs_csv_append_cell (out, set->columns[i], first);
+        first = FALSE;
+      }
+  for (guint i = 0; i < N_CSV_ADDED; i++)
+    {
+      gs_csv_append_cell (out, added_columns[i], first);
+      first = FALSE;
+    }
   g_string_append_c (out, '\n');
 }
 
@@ -426,16 +448,23 @@ static void
 write_csv_row (GString *out, const GsMeasureSet *set, const GsMeasureRow *row,
                const GsPrediction *p)
 {
-  guint n = g_strv_length (set->columns);
+  gboolean first = TRUE;
   guint have = row->cells ? g_strv_length (row->cells) : 0;
-  for (guint i = 0; i < n; i++)
-    gs_csv_append_cell (out, i < have ? row->cells[i] : "", i == 0);
+  for (guint i = 0; set->columns[i]; i++)
+    if (!is_added (set->columns[i], FALSE))
+      {
+        gs_csv_append_cell (out, i < have ? row->cells[i] : "", first);
+        first = FALSE;
+      }
   char ms[G_ASCII_DTOSTR_BUF_SIZE];
   g_ascii_formatd (ms, sizeof ms, "%.6g", p->latency_ms);
   g_autofree char *waves = g_strdup_printf ("%d", p->waves);
-  const char *cells[] = { ms, p->kernel, waves, p->bound };
-  for (guint i = 0; i < G_N_ELEMENTS (cells); i++)
-    gs_csv_append_cell (out, cells[i], n == 0 && i == 0);
+  const char *cells[N_CSV_ADDED] = { ms, p->kernel, waves, p->bound };
+  for (guint i = 0; i < N_CSV_ADDED; i++)
+    {
+      gs_csv_append_cell (out, cells[i], first);
+      first = FALSE;
+    }
   g_string_append_c (out, '\n');
 }
 
@@ -447,6 +476,8 @@ add_json_row (JsonBuilder *b, const GsMeasureSet *set,
   guint have = row->cells ? g_strv_length (row->cells) : 0;
   for (guint i = 0; set->columns[i]; i++)
     {
+      if (is_added (set->columns[i], TRUE))
+        continue;
       json_builder_set_member_name (b, set->columns[i]);
       json_builder_add_string_value (b, i < have ? row->cells[i] : "");
     }

@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..23"
+echo "1..25"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -157,3 +157,13 @@ printf '# source: test\nlayer,op,B,H\n#1,ln,8,1024\nx,ln,8,2048\n' > "$tmp/hash.
 check 23 "a row whose first field starts with '#' is predicted and echoed" sh -c "
   test \$(wc -l < '$tmp/hash.out') = 3 &&
   sed -n 2p '$tmp/hash.out' | grep -q '^\"#1\",ln,8,1024,'"
+
+# 24-25. predict's output read back in: the new predictions replace the
+#        old columns (a second set was appended).
+"$GPUSIM" predict --arch $A "$tmp/out.csv" > "$tmp/again.csv"
+check 24 "the output predicted again is the same text" \
+  cmp -s "$tmp/again.csv" "$tmp/out.csv"
+"$GPUSIM" predict --arch $A "$tmp/out.csv" --format json > "$tmp/again.json"
+check 25 "json of predict's output: one predicted_ms per row" sh -c "
+  test \$(grep -c '\"predicted_ms\"' '$tmp/again.json') = 7 &&
+  cmp -s '$tmp/again.json' '$tmp/out.json'"
