@@ -483,6 +483,15 @@ parse_args (int *argc, char ***argv, ValidateArgs *a, GError **error)
                    "--format: expected text or csv, got '%s'", f);
       return FALSE;
     }
+  if (a->sample != G_MININT && a->sample < 1)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--sample: expected a positive row step (every Nth row), "
+                   "got %d", a->sample);
+      return FALSE;
+    }
+  if (a->sample == G_MININT)
+    a->sample = 1;
   return TRUE;
 }
 
@@ -505,6 +514,7 @@ int
 gs_cmd_validate (int argc, char **argv)
 {
   ValidateArgs a = { 0 };
+  a.sample = G_MININT;       /* not given (0 is refused) */
   GError *error = NULL;
   g_autoptr (GsMeasureSet) set = NULL;
   g_autoptr (GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);

@@ -6,7 +6,7 @@ cd "$GS_SRCDIR/tests/data/predict" || exit 1
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..14"
+echo "1..16"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -133,3 +133,20 @@ check 13 "a trace: GPU time per op call, 9.09% everywhere, the GEMM once" sh -c 
   > "$tmp/tc.csv"
 check 14 "the trace as gpusim import wrote it: the same table" \
   cmp -s "$tmp/t.csv" "$tmp/tc.csv"
+
+# 15-16. --sample N takes every Nth row; N is at least 1 (0 and negative
+#        steps were taken as 1).
+"$GPUSIM" validate --arch "$A" "$tmp/measured.csv" --all --sample 3 \
+  --format csv > "$tmp/s3.csv"
+rc=$?
+check 15 "--sample 3: rows 1 and 4 of the 6" sh -c "test $rc = 0 &&
+  awk -F, '\$3 == \"\" { n += \$6 } END { exit n != 2 }' '$tmp/s3.csv'"
+"$GPUSIM" validate --arch "$A" "$tmp/measured.csv" --all --sample 0 \
+  > "$tmp/s0.txt" 2> "$tmp/e16"
+rc0=$?
+"$GPUSIM" validate --arch "$A" "$tmp/measured.csv" --all --sample -2 \
+  > /dev/null 2>&1
+rcn=$?
+check 16 "--sample 0 and -2: exit 2, nothing printed" sh -c "
+  test $rc0 = 2 && test $rcn = 2 && test ! -s '$tmp/s0.txt' &&
+  grep -q -- '--sample: expected a positive row step (every Nth row), got 0' '$tmp/e16'"
