@@ -4,10 +4,12 @@
 #include "sim/error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CSV_BUF_BYTES 65536
 #define CSV_EOF (-1)
@@ -571,12 +573,17 @@ gs_csv_write_file (const char *file, const char *data, gsize len,
                    GError **error)
 {
   g_autoptr (GBytes) gz = NULL;
-  GError *e = NULL;
   if (g_str_has_suffix (file, ".gz"))
     {
+      GError *e = NULL;
       gz = gzip_bytes (data, len, &e);
       if (gz == NULL)
-        goto fail;
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot write: %s",
+                       file, e->message);
+          g_error_free (e);
+          return FALSE;
+        }
       data = g_bytes_get_data (gz, &len);
     }
   /* A device or pipe (/dev/stdout) is written in place: a file renamed
@@ -598,13 +605,49 @@ gs_csv_write_file (const char *file, const char *data, gsize len,
                    file, g_strerror (err));
       return FALSE;
     }
-  /* g_file_set_contents writes a temporary file and renames it. */
-  if (g_file_set_contents_full (file, data, (gssize) len,
-                                G_FILE_SET_CONTENTS_CONSISTENT, 0666, &e))
+  /* A temporary file beside FILE, renamed over it once complete (mode
+   * 0666 less the umask, as a file the shell creates would have).  The
+   * messages are those of gpusim's other output files (src/output.c). */
+  g_autofree char *tmp = g_strconcat (file, ".XXXXXX", NULL);
+  int fd = g_mkstemp_full (tmp, O_RDWR, 0666);
+  if (fd < 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot create: %s",
+                   file, g_strerror (errno));
+      return FALSE;
+    }
+  gboolean ok = TRUE;
+  int err = 0;
+  for (gsize done = 0; ok && done < len;)
+    {
+      ssize_t w = write (fd, data + done, len - done);
+      if (w < 0 && errno != EINTR)
+        {
+          ok = FALSE;
+          err = errno;
+        }
+      else if (w > 0)
+        done += (gsize) w;
+    }
+  if (ok && fsync (fd) != 0)
+    {
+      ok = FALSE;
+      err = errno;
+    }
+  if (close (fd) != 0 && ok)
+    {
+      ok = FALSE;
+      err = errno;
+    }
+  if (ok && g_rename (tmp, file) != 0)
+    {
+      ok = FALSE;
+      err = errno;
+    }
+  if (ok)
     return TRUE;
-fail:
+  g_unlink (tmp);
   g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot write: %s", file,
-               e->message);
-  g_error_free (e);
+               g_strerror (err));
   return FALSE;
 }

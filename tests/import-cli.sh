@@ -10,7 +10,7 @@ K="$GS_SRCDIR/tests/data/kineto-small.json"
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..12"
+echo "1..13"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -95,3 +95,11 @@ printf 'name,op,target,input_shapes,output_shape,latency_ms\na,call_method,conti
 "$GPUSIM" run "$tmp/none.csv" --arch "$A" > /dev/null 2> "$tmp/err"; rc=$?
 check 12 "run of a trace with no op: exit 1" sh -c "test $rc = 1 &&
   grep -q 'none of its 1 rows names an op' '$tmp/err'"
+
+# 13. An output in a directory that does not exist: exit 3 and the message
+#     predict and validate give (not the name of a temporary file).
+"$GPUSIM" import -o "$tmp/no/such/k.csv" "$K" 2> "$tmp/err"; rc=$?
+check 13 "import -o in a missing directory: exit 3, 'cannot create'" sh -c "
+  test $rc = 3 &&
+  test \"\$(cat '$tmp/err')\" = \
+    'gpusim import: $tmp/no/such/k.csv: cannot create: No such file or directory'"

@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..25"
+echo "1..26"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -167,3 +167,11 @@ check 24 "the output predicted again is the same text" \
 check 25 "json of predict's output: one predicted_ms per row" sh -c "
   test \$(grep -c '\"predicted_ms\"' '$tmp/again.json') = 7 &&
   cmp -s '$tmp/again.json' '$tmp/out.json'"
+
+# 26. An output in a directory that does not exist: exit 3 (a file that
+#     cannot be written), naming it, as validate and import do.
+"$GPUSIM" predict --arch $A ops.csv -o "$tmp/no/such/out.csv" 2> "$tmp/e7"
+rc=$?
+check 26 "-o in a missing directory: exit 3, 'cannot create'" sh -c "
+  test $rc = 3 &&
+  grep -q '$tmp/no/such/out.csv: cannot create: No such file or directory' '$tmp/e7'"

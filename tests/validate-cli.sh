@@ -6,7 +6,7 @@ cd "$GS_SRCDIR/tests/data/predict" || exit 1
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..16"
+echo "1..17"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -150,3 +150,11 @@ rcn=$?
 check 16 "--sample 0 and -2: exit 2, nothing printed" sh -c "
   test $rc0 = 2 && test $rcn = 2 && test ! -s '$tmp/s0.txt' &&
   grep -q -- '--sample: expected a positive row step (every Nth row), got 0' '$tmp/e16'"
+
+# 17. An output in a directory that does not exist: exit 3, naming it.
+"$GPUSIM" validate --arch "$A" "$tmp/measured.csv" --all \
+  -o "$tmp/no/such/v.txt" 2> "$tmp/e17"
+rc=$?
+check 17 "-o in a missing directory: exit 3, 'cannot create'" sh -c "
+  test $rc = 3 &&
+  grep -q '$tmp/no/such/v.txt: cannot create: No such file or directory' '$tmp/e17'"
