@@ -142,7 +142,7 @@ typedef struct {
 } Sm;
 
 typedef struct {
-  GQueue queue;        /* issued, waiting their turn */
+  GQueue queue;        /* submitted, waiting their turn, in host order */
   Run *current;        /* starting or active */
   GsTime last_end;
   gboolean ran;
@@ -827,12 +827,19 @@ launch_gap_ps (const GsGpu *g)
   return us * 1e6;
 }
 
+/* A stream is FIFO in submission (host) order: its next launch starts once
+ * the previous one has finished and it has itself been issued, whatever
+ * the issue times say (a launch issued before an earlier-submitted one
+ * still waits for it). */
 static void
 stream_try_start (GsGpu *g, Stream *s)
 {
   if (s->current != NULL || g_queue_is_empty (&s->queue))
     return;
-  Run *r = g_queue_pop_head (&s->queue);
+  Run *r = g_queue_peek_head (&s->queue);
+  if (r->state != RUN_QUEUED)
+    return;                      /* not issued yet */
+  g_queue_pop_head (&s->queue);
   s->current = r;
   r->state = RUN_STARTING;
   GsTime now = gs_engine_now (g->eng);
@@ -947,9 +954,7 @@ on_issue (GsEngine *e, void *data, uint64_t arg)
   GsGpu *g = data;
   Run *r = g->runs->pdata[arg];
   r->state = RUN_QUEUED;
-  Stream *s = stream_get (g, r->stream);
-  g_queue_push_tail (&s->queue, r);
-  stream_try_start (g, s);
+  stream_try_start (g, stream_get (g, r->stream));
 }
 
 static void
@@ -1481,7 +1486,9 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
       r->res.flops = gs_work_flops (&k->work) * sum;
     }
   g_ptr_array_add (g->runs, r);
-  stream_get (g, r->stream)->unfinished++;
+  Stream *s = stream_get (g, r->stream);
+  g_queue_push_tail (&s->queue, r);
+  s->unfinished++;
   g->unfinished++;
   gs_engine_schedule (g->eng, g->ev_issue, MAX (k->issue_ps, 0), r->index);
   if (index)

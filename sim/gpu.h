@@ -121,9 +121,11 @@ GsGpu *gs_gpu_new (const GsArch *arch, const GsGpuOptions *options,
 void gs_gpu_free (GsGpu *gpu);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsGpu, gs_gpu_free)
 
-/* Submits a kernel (copied).  Fails (GS_ERROR_PREDICT) when the kernel
- * cannot run on this GPU (block too large, dtype without tensor cores).
- * Returns the kernel's index through INDEX. */
+/* Submits a kernel (copied).  Kernels on one stream run in submission
+ * order, each once it is issued (issue_ps) and the previous one has
+ * finished, whatever the issue times of the two.  Fails (GS_ERROR_PREDICT)
+ * when the kernel cannot run on this GPU (block too large, dtype without
+ * tensor cores).  Returns the kernel's index through INDEX. */
 gboolean gs_gpu_submit (GsGpu *gpu, const GsKernel *kernel, guint *index,
                         GError **error);
 /* Runs every submitted kernel to completion. */

@@ -373,6 +373,32 @@ test_streams_serialize (void)
   gs_kernel_clear (&k[1]);
 }
 
+/* A stream is FIFO in host order: a launch issued before the one listed
+ * ahead of it on its stream still waits for that one to finish, at both
+ * fidelities. */
+static void
+test_streams_fifo (void)
+{
+  g_autoptr (GsArch) a = toy ();
+  GsKernel k[2];
+  fma_kernel (&k[0], 4, 128, 1000, 1);
+  fma_kernel (&k[1], 4, 128, 1000, 1);
+  k[0].issue_ps = 100 * GS_PS_PER_US;
+  k[1].issue_ps = 0;
+  for (int f = 0; f < 2; f++)
+    {
+      GsGpuOptions o = { .no_memo = TRUE };
+      o.fidelity = f ? GS_FIDELITY_WARP : GS_FIDELITY_BLOCK;
+      g_autoptr (GsGpu) g = gs_test_simulate (a, k, 2, &o);
+      const GsKernelResult *r0 = gs_gpu_result (g, 0), *r1 = gs_gpu_result (g, 1);
+      g_assert_cmpint (r0->start, >=, 100 * GS_PS_PER_US);
+      g_assert_cmpint (r1->start, >=, r0->end);
+      g_assert_cmpint (gs_gpu_end_time (g), ==, r1->end);
+    }
+  gs_kernel_clear (&k[0]);
+  gs_kernel_clear (&k[1]);
+}
+
 /* Memo and fast-forward are optimizations: they must not change results. */
 static void
 test_shortcuts_exact (void)
@@ -443,6 +469,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/mma-sync-share", test_mma_sync_share);
   g_test_add_func ("/gpu/latency-bound", test_latency_bound);
   g_test_add_func ("/gpu/streams", test_streams_serialize);
+  g_test_add_func ("/gpu/streams-fifo", test_streams_fifo);
   g_test_add_func ("/gpu/shortcuts-exact", test_shortcuts_exact);
   g_test_add_func ("/gpu/unsupported", test_unsupported);
   return g_test_run ();
