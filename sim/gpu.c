@@ -147,6 +147,7 @@ typedef struct {
   GsTime last_end;
   gboolean ran;
   guint unfinished;
+  double end_bound;    /* ps: its submitted kernels end no earlier */
 } Stream;
 
 typedef struct {
@@ -1396,9 +1397,12 @@ gs_gpu_free (GsGpu *g)
 }
 
 /* Its blocks in full waves, each at least as long as a block alone, must
- * end within the horizon (and the waves must count in an int). */
+ * end within the horizon (and the waves must count in an int), counted
+ * from when the kernel can start at the earliest: its issue time, or the
+ * earliest end of the kernels before it on its stream, plus the launch gap
+ * and fixed costs.  Sets *END to that earliest end, ps. */
 static gboolean
-within_horizon (const GsGpu *g, const Run *r, GError **error)
+within_horizon (const GsGpu *g, const Run *r, double *end, GError **error)
 {
   double scale = 1;
   for (guint i = 0; !r->uniform && i < r->k.n_variants; i++)
@@ -1414,9 +1418,28 @@ within_horizon (const GsGpu *g, const Run *r, GError **error)
                    G_MAXINT - 1);
       return FALSE;
     }
-  if (ps < (double) HORIZON_PS)
+  if (ps >= (double) HORIZON_PS)
+    {
+      horizon_error (error, r, ps);
+      return FALSE;
+    }
+  const Stream *s = g_hash_table_lookup (g->streams,
+                                         GINT_TO_POINTER (r->stream));
+  double start = MAX ((double) MAX (r->k.issue_ps, 0),
+                      s ? s->end_bound : 0.0) + launch_gap_ps (g);
+  *end = start + g->arch->cal.kernel_fixed_us * 1e6 + r->k.fixed_ns * 1e3
+         + ps;
+  if (*end < (double) HORIZON_PS)
     return TRUE;
-  horizon_error (error, r, ps);
+  g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+               "launch %u: %" G_GUINT64_FORMAT " blocks starting at %.6g s "
+               "at the earliest (its issue time, or the end of the launches "
+               "before it on stream %d) would end after %.6g s (%.1f days), "
+               "beyond the %.1f days of simulated time gpusim counts (int64 "
+               "picoseconds); issue it earlier, or give the kernels fewer "
+               "blocks or less work per block", r->index + 1, r->total,
+               start / 1e12, r->stream, *end / 1e12, *end / 86400e12,
+               (double) HORIZON_PS / 86400e12);
   return FALSE;
 }
 
@@ -1426,6 +1449,7 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
   if (!gs_kernel_validate (k, error))
     return FALSE;
   Run *r = g_new0 (Run, 1);
+  double end_bound = 0;    /* ps */
   gs_kernel_copy (&r->k, k);
   r->index = g->runs->len;
   r->stream = k->stream;
@@ -1458,7 +1482,7 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
                              error)
       || !block_model (g->arch, g->clock_hz, &r->k, r->D, &r->T0,
                        &r->iso_bound, error)
-      || !within_horizon (g, r, error))
+      || !within_horizon (g, r, &end_bound, error))
     {
       if (error && *error && k->name)
         g_prefix_error (error, "%s: ", k->name);
@@ -1488,6 +1512,7 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
   g_ptr_array_add (g->runs, r);
   Stream *s = stream_get (g, r->stream);
   g_queue_push_tail (&s->queue, r);
+  s->end_bound = end_bound;
   s->unfinished++;
   g->unfinished++;
   gs_engine_schedule (g->eng, g->ev_issue, MAX (k->issue_ps, 0), r->index);
@@ -1529,6 +1554,24 @@ gs_gpu_run (GsGpu *g, GError **error)
     {
       g_propagate_error (error, g->error);
       g->error = NULL;
+      return FALSE;
+    }
+  if (f == GS_FINISH_TIME_LIMIT)
+    {
+      /* Submission counted each block at its speed alone; sharing the
+       * GPU with other blocks made them slower. */
+      const Run *late = NULL;
+      for (guint i = 0; i < g->runs->len && late == NULL; i++)
+        if (((Run *) g->runs->pdata[i])->state != RUN_DONE)
+          late = g->runs->pdata[i];
+      g_assert (late != NULL);
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: launch %u would still be running after the %.1f "
+                   "days of simulated time gpusim counts (int64 "
+                   "picoseconds): its blocks run slower than alone, sharing "
+                   "the GPU; give the kernels fewer blocks or less work per "
+                   "block", late->k.name ? late->k.name : "kernel",
+                   late->index + 1, (double) HORIZON_PS / 86400e12);
       return FALSE;
     }
   if (f != GS_FINISH_EMPTY)

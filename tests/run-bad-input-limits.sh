@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..20"
+echo "1..24"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -68,6 +68,34 @@ kernel 'grid = [1000]; block = [256]; work = { fp32_ops = 1e18; };'
 g run "$tmp/k.workload" --arch "$toy" > /dev/null 2> "$tmp/err"; st=$?
 expect 1 "days of simulated time gpusim counts (int64 picoseconds)" \
   "blocks longer than the simulated clock can count: refused"
+# Issued late: the clock counts the issue time too.  The largest issue_us
+# runs; a kernel that would end past the horizon is refused at submission,
+# so are launches queued behind it on its stream; kernels slowed past it by
+# sharing the GPU stop the simulation there, saying so.
+kernel 'grid = [1]; block = [32]; issue_us = 1e12;'
+t=$(g run "$tmp/k.workload" --arch "$toy" --format json 2> "$tmp/err" |
+    "$GS_BUILDDIR/tests/jsonq" - total_ms)
+if awk -v t="$t" 'BEGIN { exit !(t >= 1e9 && t < 1e9 + 1) }'; then
+  ok "a kernel issued at issue_us = 1e12 runs then: $t ms"
+else
+  fail "issue_us = 1e12: total_ms '$t'"
+fi
+kernel 'grid = [1]; block = [32]; issue_us = 1e12; work = { fp32_ops = 4e15; };'
+g run "$tmp/k.workload" --arch "$toy" > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "kernel1: launch 1: 1 blocks starting at 1e+06 s at the earliest (its issue time, or the end of the launches before it on stream 0) would end after 1.5e+06 s (17.4 days), beyond the 13.3 days of simulated time" \
+  "issued at 11.6 days, running 5.8: refused"
+printf 'kernels = ( { grid = [1]; block = [32]; issue_us = 1e12; },
+  { grid = [1]; block = [32]; fixed_ns = 1e12; repeat = 200; } );\n' \
+  > "$tmp/k.workload"
+g run "$tmp/k.workload" --arch "$toy" --fidelity warp > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "kernel2: launch 154: 1 blocks starting at 1.152e+06 s at the earliest" \
+  "launches queued on the stream of a late one, past the horizon: refused"
+printf 'kernels = ( { grid = [128]; block = [256]; work = { ld_bytes = 5e14; }; },
+  { grid = [128]; block = [256]; stream = 1; work = { ld_bytes = 5e14; }; } );\n' \
+  > "$tmp/k.workload"
+g run "$tmp/k.workload" --arch "$toy" > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "kernel2: launch 2 would still be running after the 13.3 days of simulated time gpusim counts (int64 picoseconds): its blocks run slower than alone, sharing the GPU" \
+  "two streams sharing DRAM past the horizon: refused"
 kernel 'grid = [2147483647, 512]; block = [256]; work = { fp32_ops = 100.0; };'
 g run "$tmp/k.workload" --arch h100 --format json > "$tmp/out.json" 2> "$tmp/err"
 st=$?
