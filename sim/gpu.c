@@ -1499,6 +1499,7 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
   r->res.waves_exact = (double) r->total
                        / ((double) r->res.occ.blocks_per_sm * g->nsm);
   r->res.iso_block_ns = r->T0 / 1e3;
+  r->res.l2_bytes = gs_work_l2_bytes (&r->k.work) * r->total;
   r->res.dram_bytes = gs_work_dram_bytes (&r->k.work) * r->total;
   r->res.flops = gs_work_flops (&r->k.work) * r->total;
   if (!r->uniform)
@@ -1506,6 +1507,7 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
       double sum = 0;
       for (guint i = 0; i < k->n_variants; i++)
         sum += k->variants[i].count * k->variants[i].scale;
+      r->res.l2_bytes = gs_work_l2_bytes (&k->work) * sum;
       r->res.dram_bytes = gs_work_dram_bytes (&k->work) * sum;
       r->res.flops = gs_work_flops (&k->work) * sum;
     }

@@ -111,6 +111,7 @@ typedef struct {
   double bound_share[GS_BOUND_COUNT]; /* block-time share of each bound */
   GsBound bound;           /* the dominant one */
   double iso_block_ns;     /* a block's time alone on an idle GPU */
+  double l2_bytes;         /* moved through L2 by the whole kernel */
   double dram_bytes;       /* moved by the whole kernel */
   double flops;
   gboolean from_memo;      /* reused the timing of an identical kernel */

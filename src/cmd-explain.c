@@ -443,7 +443,8 @@ typedef struct {
   gboolean raised_ok;
   int per_wave;            /* blocks the GPU holds at once */
   uint64_t last_wave;      /* blocks in the last (partial) wave */
-  double flops_s, peak_flops_s, dram_bs, peak_dram_bs;
+  double flops_s, peak_flops_s;
+  double l2_bs, peak_l2_bs, dram_bs, peak_dram_bs;    /* bytes/s */
   const char *peak_name;   /* "FP32", "FP16 tensor" ... */
   double mma_share;        /* share of the tensor peak its MMA instruction
                             * reaches (mma.sync on Hopper: 2/3), else 1 */
@@ -688,8 +689,8 @@ simulate_what_ifs (Explainer *x, Explained *e)
                  NULL, 1, &e->raised);
 }
 
-/* Achieved against peak FLOP/s (of the kernel's main math) and DRAM
- * bandwidth, for the SMs and bandwidth the partition has. */
+/* Achieved against peak FLOP/s (of the kernel's main math) and L2 and
+ * DRAM bandwidth, for the SMs and bandwidth the partition has. */
 static void
 explain_rates (Explainer *x, Explained *e)
 {
@@ -716,6 +717,9 @@ explain_rates (Explainer *x, Explained *e)
   e->peak_flops_s = gs_arch_peak_flops (a, best) * sm_share;
   e->mma_share = most > 0 && !w->wgmma ? a->mma_sync_share : 1;
   e->flops_s = secs > 0 ? e->res->flops / secs : 0;
+  double l2_share = x->gopt->l2_fraction > 0 ? x->gopt->l2_fraction : 1;
+  e->peak_l2_bs = gs_arch_l2_bw (a) * l2_share;
+  e->l2_bs = secs > 0 ? e->res->l2_bytes / secs : 0;
   double dram_share = x->gopt->dram_fraction > 0 ? x->gopt->dram_fraction : 1;
   e->peak_dram_bs = gs_arch_dram_bw (a) * dram_share;
   e->dram_bs = secs > 0 ? e->res->dram_bytes / secs : 0;
@@ -757,12 +761,18 @@ advise (Explainer *x, Explained *e)
       break;
     case GS_BOUND_DRAM:
     case GS_BOUND_L2:
-      g_ptr_array_add (adv, g_strdup_printf (
-        "It moves %.3g MB through %s at %.0f%% of its bandwidth: move fewer "
-        "bytes (fuse it with its neighbours, a smaller dtype) or a GPU with "
-        "more bandwidth.  More occupancy would not help.",
-        r->dram_bytes / 1e6, gs_bound_name (r->bound),
-        e->peak_dram_bs > 0 ? 100 * e->dram_bs / e->peak_dram_bs : 0));
+      {
+        gboolean l2 = r->bound == GS_BOUND_L2;
+        double bytes = l2 ? r->l2_bytes : r->dram_bytes;
+        double bs = l2 ? e->l2_bs : e->dram_bs;
+        double peak = l2 ? e->peak_l2_bs : e->peak_dram_bs;
+        g_ptr_array_add (adv, g_strdup_printf (
+          "It moves %.3g MB through %s at %.0f%% of its bandwidth: move "
+          "fewer bytes (fuse it with its neighbours, a smaller dtype) or a "
+          "GPU with more bandwidth.  More occupancy would not help.",
+          bytes / 1e6, gs_bound_name (r->bound),
+          peak > 0 ? 100 * bs / peak : 0));
+      }
       break;
     case GS_BOUND_LSU:
       g_ptr_array_add (adv, g_strdup (
@@ -1039,6 +1049,13 @@ text_bound (FILE *out, const Explained *e)
                    "wgmma all of it)\n", 100 * e->mma_share, sync);
         }
     }
+  if (e->res->l2_bytes > 0)
+    {
+      g_autofree char *got = si (e->l2_bs, "B/s");
+      g_autofree char *peak = si (e->peak_l2_bs, "B/s");
+      fprintf (out, "    %s of %s L2 bandwidth (%.1f%%)\n", got, peak,
+               e->peak_l2_bs > 0 ? 100 * e->l2_bs / e->peak_l2_bs : 0);
+    }
   if (e->res->dram_bytes > 0)
     {
       g_autofree char *got = si (e->dram_bs, "B/s");
@@ -1254,6 +1271,8 @@ json_bound (JsonBuilder *b, const Explained *e)
   jdbl (b, "peak_flops_per_s", e->peak_flops_s);
   jstr (b, "peak_kind", e->peak_name);
   jdbl (b, "mma_peak_share", e->mma_share);
+  jdbl (b, "l2_bytes_per_s", e->l2_bs);
+  jdbl (b, "peak_l2_bytes_per_s", e->peak_l2_bs);
   jdbl (b, "dram_bytes_per_s", e->dram_bs);
   jdbl (b, "peak_dram_bytes_per_s", e->peak_dram_bs);
   json_builder_end_object (b);

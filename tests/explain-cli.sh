@@ -6,7 +6,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 T=examples/arch/teaching-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..15"
+echo "1..16"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -136,3 +136,19 @@ st7=$?
 check 15 "attention without H=; causal=2" \
   sh -c "test $st6 = 2 && grep -q 'attention needs H=' '$tmp/e6' &&
          test $st7 = 2 && grep -q 'causal is 0 or 1' '$tmp/e7'"
+
+# 16. An L2-bound kernel (its data stays in L2: no DRAM bytes) is told the
+# bytes it moves through L2, 1024 blocks x 64 KiB = 67.1 MB, and its L2
+# rate is those bytes over its time, in text and JSON.
+l2="--arch h100 --grid 1024 --block 256 --work ld_bytes=65536 --work dram_bytes=0"
+"$GPUSIM" explain $l2 > "$tmp/l2.txt"
+"$GPUSIM" explain $l2 --format json > "$tmp/l2.json"
+res=$("$J" "$tmp/l2.json" kernels.0.bound.resource)
+ms=$("$J" "$tmp/l2.json" kernels.0.time_ms)
+l2bs=$("$J" "$tmp/l2.json" kernels.0.bound.l2_bytes_per_s)
+check 16 "L2-bound: 67.1 MB through L2 ($res, $l2bs B/s for $ms ms)" \
+  sh -c "grep -q 'It moves 67.1 MB through L2 at' '$tmp/l2.txt' &&
+         grep -q 'L2 bandwidth (' '$tmp/l2.txt' &&
+         test '$res' = L2 &&
+         awk 'BEGIN { b = $l2bs * $ms / 1e3; exit !(b > 67108864 * 0.999999 &&
+                                                    b < 67108864 * 1.000001) }'"
