@@ -1138,15 +1138,15 @@ write_text (FILE *out, const Explainer *x)
     fprintf (out, "  %d of %d decode steps simulated, the others "
              "interpolated (the launches are numbered as simulated)\n",
              x->sum.decode_simulated, x->sum.decode_steps);
-  if (p->launches->len > 1 && x->sum.gpu_busy_ms > 0)
+  if (p->launches->len > 1 && x->sum.kernel_ms > 0)
     {
       const char *sep = " ";
       fprintf (out, "  GPU time by bound:");
       for (int c = 0; c < 4; c++)
-        if (100 * x->class_ms[c] / x->sum.gpu_busy_ms >= 0.5)
+        if (100 * x->class_ms[c] / x->sum.kernel_ms >= 0.5)
           {
             fprintf (out, "%s%s %.0f%%", sep, bound_classes[c],
-                     100 * x->class_ms[c] / x->sum.gpu_busy_ms);
+                     100 * x->class_ms[c] / x->sum.kernel_ms);
             sep = ", ";
           }
       fprintf (out, "\n");

@@ -22,7 +22,12 @@ typedef struct {
   double total_ms;
   double span_ms;                      /* first issue to last kernel end */
   double phase_ms[GS_PHASE_COUNT];
-  double gpu_busy_ms;                  /* sum of kernel durations */
+  /* Time at least one kernel runs (the union of the kernels' intervals:
+   * overlapping streams count once), and the kernels' times added up
+   * (more than that when streams overlap; the base of per-class shares).
+   * An instant of a simulated decode step counts its step's weight. */
+  double gpu_busy_ms;
+  double kernel_ms;
   /* Generation (gen_tokens > 0): the prefill, which yields the first
    * token, ends with its last kernel at first_token_ms (0 in decode mode,
    * whose cache is already filled); decode_steps steps of one token per

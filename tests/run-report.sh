@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..7"
+echo "1..9"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -65,4 +65,38 @@ if awk -v a="$a" -v b="$b" 'BEGIN { r = a / b; exit !(r > 1.98 && r < 2.02) }'; 
   echo "ok 7 --set dram.bandwidth_gbs=200 halves a streaming kernel ($a -> $b ms)"
 else
   echo "not ok 7 --set: $a -> $b"
+fi
+
+# GPU busy is the time at least one kernel runs: the union of the kernels'
+# intervals, not the sum of their times, which overlapping streams exceed.
+"$GPUSIM" run tests/data/workloads/overlap.workload --arch "$toy" --format json > "$tmp/o.json"
+iv=""
+for k in 0 1 2; do
+  iv="$iv $("$J" "$tmp/o.json" kernels.$k.start_ms) $("$J" "$tmp/o.json" kernels.$k.end_ms)"
+done
+busy=$("$J" "$tmp/o.json" gpu_busy_ms)
+sum=$("$J" "$tmp/o.json" kernel_ms)
+span=$("$J" "$tmp/o.json" span_ms)
+# Kernels come in order of start here: merge them as they come.
+if echo "$iv" | awk -v b="$busy" -v k="$sum" -v s="$span" '{
+     u = 0; t = 0; end = -1
+     for (i = 1; i < NF; i += 2) {
+       t += $(i + 1) - $i
+       if ($i > end) { u += $(i + 1) - $i; end = $(i + 1) }
+       else if ($(i + 1) > end) { u += $(i + 1) - end; end = $(i + 1) }
+     }
+     d = b - u; e = k - t
+     exit !(d < 1e-9 && d > -1e-9 && e < 1e-9 && e > -1e-9 && b < s && k > b)
+   }'; then
+  echo "ok 8 gpu_busy_ms $busy is the union of the kernels' intervals (sum $sum, span $span)"
+else
+  echo "not ok 8 gpu_busy_ms $busy, kernel_ms $sum, span $span, intervals$iv"
+fi
+"$GPUSIM" run examples/two-streams.workload --arch h100 > "$tmp/two.txt"
+pct=$(sed -n 's/.*GPU busy .* (\([0-9.]*\)% of the time)$/\1/p' "$tmp/two.txt")
+if [ -n "$pct" ] && awk -v p="$pct" 'BEGIN { exit !(p > 90 && p <= 100) }' &&
+   grep -q "(streams overlap: the kernels' times add up to " "$tmp/two.txt"; then
+  echo "ok 9 two overlapping streams: GPU busy $pct% of the time"
+else
+  echo "not ok 9 two streams: GPU busy '$pct'%"; sed 's/^/# /' "$tmp/two.txt"
 fi
