@@ -81,8 +81,12 @@ parse_args (int *argc, char ***argv, ExplainArgs *a, GError **error)
   gs_partition_args_add (ctx, &a->p, TRUE);
   a->regs = 32;
   a->top = DEFAULT_TOP;
+  a->kernel = GS_CLI_UNSET;
   if (!gs_cli_parse (ctx, argc, argv, error))
     return FALSE;
+  if (a->top < 0)
+    return gs_cli_usage (error, "--top %d: give a number of kernels, 1 or "
+                         "more (0: all)", a->top);
   return TRUE;
 }
 
@@ -846,15 +850,9 @@ select_kernels (Explainer *x, GError **error)
 {
   const ExplainArgs *a = x->args;
   guint n = x->prog->launches->len;
-  if (a->kernel != 0)
+  if (a->kernel != GS_CLI_UNSET)
     {
-      if (a->kernel < 1 || (guint) a->kernel > n)
-        {
-          g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
-                       "--kernel %d: the workload has launches 1 to %u",
-                       a->kernel, n);
-          return FALSE;
-        }
+      g_assert (a->kernel >= 1 && (guint) a->kernel <= n);
       g_ptr_array_add (x->items, explain_one (x, (guint) a->kernel - 1, 1));
       return TRUE;
     }
@@ -1151,7 +1149,7 @@ write_text (FILE *out, const Explainer *x)
           }
       fprintf (out, "\n");
     }
-  if (x->args->kernel == 0 && x->items->len < p->launches->len)
+  if (x->args->kernel == GS_CLI_UNSET && x->items->len < p->launches->len)
     {
       if (x->items->len == 1)
         fprintf (out, "  the longest kernel follows");
@@ -1366,7 +1364,7 @@ load_program (const ExplainArgs *a, int argc, char **argv,
                           "(--grid, --block ...) or --op \"...\"");
       return NULL;
     }
-  if (a->kernel != 0 && argc < 2)
+  if (a->kernel != GS_CLI_UNSET && argc < 2)
     {
       gs_cli_usage (error, "%s", "--kernel N picks a launch of a WORKLOAD file");
       return NULL;
@@ -1401,6 +1399,10 @@ explain (const ExplainArgs *a, int argc, char **argv, FILE **outp,
   g_autoptr (GsProgram) prog = load_program (a, argc, argv, arch, error);
   if (prog == NULL)
     return FALSE;
+  guint n = prog->launches->len;
+  if (a->kernel != GS_CLI_UNSET && (a->kernel < 1 || (guint) a->kernel > n))
+    return gs_cli_usage (error, "--kernel %d: the workload has launches 1 "
+                         "to %u", a->kernel, n);
   g_autoptr (GsGpu) gpu = gs_program_run (prog, arch, &gopt, error);
   if (gpu == NULL)
     return FALSE;

@@ -65,6 +65,9 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
   a->rows = 50;
   if (!gs_cli_parse (ctx, argc, argv, error))
     return FALSE;
+  if (a->rows < 0)
+    return gs_cli_usage (error, "--rows %d: give a number of kernels, 1 or "
+                         "more (0: all)", a->rows);
   return TRUE;
 }
 
@@ -104,7 +107,7 @@ int
 gs_cmd_run (int argc, char **argv)
 {
   RunArgs a = { 0 };
-  a.sm_count = G_MININT;   /* not given (0 is refused) */
+  a.sm_count = GS_CLI_UNSET;   /* not given (0 is refused) */
   GError *error = NULL;
   int status = 0;
   GsArch *arch = NULL;
@@ -141,7 +144,7 @@ gs_cmd_run (int argc, char **argv)
   if (prog == NULL)
     goto fail;
 
-  if (a.sm_count != G_MININT
+  if (a.sm_count != GS_CLI_UNSET
       && (a.sm_count < 1 || a.sm_count > arch->sm_count))
     {
       g_set_error (&error, GS_ERROR, GS_ERROR_USAGE,
@@ -150,7 +153,7 @@ gs_cmd_run (int argc, char **argv)
       goto fail;
     }
   GsGpuOptions gopt = { 0 };
-  gopt.sm_count = a.sm_count == G_MININT ? 0 : a.sm_count;
+  gopt.sm_count = a.sm_count == GS_CLI_UNSET ? 0 : a.sm_count;
   gopt.no_memo = a.no_memo;
   gopt.no_fast_forward = a.no_ff;
   gopt.memo = prog->memo;
@@ -195,7 +198,7 @@ gs_cmd_run (int argc, char **argv)
   if (report_out == NULL)
     goto fail;
   gs_report_write (gs_output_file (report_out), format, prog, gpu, &sum,
-                   (guint) MAX (a.rows, 0));
+                   (guint) a.rows);
   GsOutput *r = report_out;
   report_out = NULL;
   if (!gs_output_commit (r, &error))

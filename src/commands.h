@@ -15,6 +15,10 @@ int gs_cmd_explain (int argc, char **argv);
 int gs_cmd_sweep (int argc, char **argv);
 int gs_cmd_import (int argc, char **argv);
 
+/* The value of an integer option that was not given, where 0 is a value
+ * the option refuses (or, for some, a value of its own). */
+#define GS_CLI_UNSET G_MININT
+
 int gs_print_version (void);
 /* Prints "gpusim CMD: message" for ERROR and returns its exit status. */
 int gs_cli_fail (const char *cmd, GError *error);

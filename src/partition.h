@@ -20,7 +20,8 @@ typedef struct {
   char *mig;               /* MIG profile name (NULL: whole GPU) */
   char *fidelity;          /* "block" or "warp" */
   char *warp_policy;       /* "lrr" or "gto" */
-  int batch, seq, gen_tokens;
+  int batch, seq;           /* GS_CLI_UNSET: not given (0 is refused) */
+  int gen_tokens;
   char *decode_samples;
   char *mode, *runtime, *dtype, *attention, *optimizer, *moe;
 } GsPartitionArgs;

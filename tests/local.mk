@@ -63,9 +63,9 @@ EXTRA_DIST += tests/test-calibrate.sh
 check_PROGRAMS += tests/bad-input-load
 tests_bad_input_load_LDADD = $(TESTS_LDADD)
 TESTS += tests/run-bad-input-files.sh tests/run-bad-input-limits.sh \
-	tests/install.sh
+	tests/run-bad-options.sh tests/install.sh
 EXTRA_DIST += tests/run-bad-input-files.sh tests/run-bad-input-limits.sh \
-	tests/install.sh
+	tests/run-bad-options.sh tests/install.sh
 
 ## The memory-bound kernel library model, its fitter, predict and validate.
 check_PROGRAMS += tests/test-memory
