@@ -15,7 +15,7 @@ gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
                        gboolean with_set)
 {
   a->sm_limit = NAN;       /* not given (0 is refused) */
-  a->batch = a->seq = GS_CLI_UNSET;
+  a->batch = a->seq = a->gen_tokens = GS_CLI_UNSET;
   GOptionEntry entries[] = {
     { "arch", 'a', 0, G_OPTION_ARG_STRING, &a->arch,
       "GPU architecture: a name (h100, a100-pcie-40gb, l4 ...) or a .cfg file",
@@ -94,12 +94,12 @@ gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
   if (a->seq != GS_CLI_UNSET && a->seq < 1)
     return gs_cli_usage (error, "--seq %d: give a sequence length of 1 or "
                          "more tokens", a->seq);
-  if (a->gen_tokens < 0)
+  if (a->gen_tokens != GS_CLI_UNSET && a->gen_tokens < 0)
     return gs_cli_usage (error, "--gen-tokens %d: give 0 or more tokens",
                          a->gen_tokens);
   o->batch = a->batch == GS_CLI_UNSET ? 0 : a->batch;
   o->seq = a->seq == GS_CLI_UNSET ? 0 : a->seq;
-  o->gen_tokens = a->gen_tokens;
+  o->gen_tokens = a->gen_tokens == GS_CLI_UNSET ? -1 : a->gen_tokens;
   if (a->decode_samples && strcmp (a->decode_samples, "all") == 0)
     o->decode_samples = 0;
   else if (a->decode_samples)

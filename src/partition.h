@@ -21,7 +21,7 @@ typedef struct {
   char *fidelity;          /* "block" or "warp" */
   char *warp_policy;       /* "lrr" or "gto" */
   int batch, seq;           /* GS_CLI_UNSET: not given (0 is refused) */
-  int gen_tokens;
+  int gen_tokens;          /* GS_CLI_UNSET: not given (0: no decode) */
   char *decode_samples;
   char *mode, *runtime, *dtype, *attention, *optimizer, *moe;
 } GsPartitionArgs;

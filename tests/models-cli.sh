@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..19"
+echo "1..20"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -202,4 +202,26 @@ if ! "$J" "$tmp/t.json" first_token_ms > /dev/null 2>&1 &&
   ok "no generation keys without generation"
 else
   fail "generation keys in a training report"
+fi
+
+# --gen-tokens 0 switches off a workload file's generation; with --mode
+# decode, which runs decode steps only, it is refused.
+printf 'model = { config = "%s/tests/data/models/tiny-gpt2.json"; batch = 2;\n  seq = 64; gen_tokens = 4; };\n' \
+  "$PWD" > "$tmp/gen.workload"
+"$GPUSIM" run "$tmp/gen.workload" --arch h100 --format json \
+  > "$tmp/g4.json" 2> "$tmp/err"
+"$GPUSIM" run "$tmp/gen.workload" --arch h100 --gen-tokens 0 --format json \
+  > "$tmp/g0.json" 2>> "$tmp/err"
+"$GPUSIM" run "$tmp/gen.workload" --arch h100 --gen-tokens 0 --mode decode \
+  > /dev/null 2>> "$tmp/err"
+st=$?
+if [ "$("$J" "$tmp/g4.json" gen_tokens)" = 4 ] &&
+   ! "$J" "$tmp/g0.json" gen_tokens > /dev/null 2>&1 &&
+   ! "$J" "$tmp/g0.json" kernels.0.step > /dev/null 2>&1 &&
+   [ $st -eq 2 ] &&
+   grep -q "gen_tokens 0: decode mode runs 1 or more decode steps" "$tmp/err"
+then
+  ok "--gen-tokens 0 over a file's gen_tokens: no generation"
+else
+  fail "--gen-tokens 0 over a file's gen_tokens (decode: exit $st)"
 fi

@@ -67,14 +67,14 @@ parse_mode (const GsWorkloadOptions *opt, Request *r, GError **error)
   else if (strcmp (r->mode, "inference") != 0)
     return usage_error (error, "mode \"%s\": use inference, training or "
                         "decode", r->mode);
-  r->gen = opt->gen_tokens;
-  if (r->gen < 0)
-    return usage_error (error, "gen_tokens %d: must be >= 0", r->gen);
+  /* Not given: none, or in decode mode one step. */
+  r->gen = opt->gen_tokens >= 0 ? opt->gen_tokens : r->decode ? 1 : 0;
   if (r->training && r->gen > 0)
     return usage_error (error, "gen_tokens applies to inference and decode, "
                         "not training");
   if (r->decode && r->gen == 0)
-    r->gen = 1;
+    return usage_error (error, "gen_tokens 0: decode mode runs 1 or more "
+                        "decode steps");
   r->samples = opt->decode_samples >= 0 ? opt->decode_samples
                                         : DEFAULT_DECODE_SAMPLES;
   return TRUE;

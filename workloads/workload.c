@@ -15,6 +15,7 @@ gs_workload_options_init (GsWorkloadOptions *opt)
   memset (opt, 0, sizeof *opt);
   opt->runtime = -1;
   opt->dtype = -1;
+  opt->gen_tokens = -1;
   opt->decode_samples = -1;
 }
 
@@ -426,7 +427,8 @@ load_model_group (const char *file, const config_setting_t *group,
     o.batch = m.batch;
   if (o.seq == 0)
     o.seq = m.seq;
-  if (o.gen_tokens == 0)
+  if (o.gen_tokens < 0 && config_setting_lookup ((config_setting_t *) group,
+                                                 "gen_tokens") != NULL)
     o.gen_tokens = m.gen_tokens;
   if (o.decode_samples < 0)
     o.decode_samples = m.decode_samples;

@@ -20,7 +20,8 @@ typedef struct {
   const char *mode;        /* "inference", "training" (NULL: file/default) */
   int runtime;             /* GsRuntime, -1: file/default */
   int dtype;               /* GsDtype, -1: file/default */
-  int gen_tokens;          /* decode steps after prefill (0: none) */
+  int gen_tokens;          /* tokens generated after the prefill (0: none;
+                            * -1: file/default) */
   int decode_samples;      /* decode steps simulated at most, the rest
                             * interpolated (0: all; -1: file/default) */
   const char *attention;   /* "eager", "flash2", "mem_eff" (NULL: default) */
