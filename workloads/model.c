@@ -56,6 +56,41 @@ usage_error (GError **error, const char *fmt, ...)
   return FALSE;
 }
 
+/* A bad setting: where a workload file set it (AT, its "file:line"), an
+ * input error "FILE:LINE: model.MESSAGE"; else a usage error.  MESSAGE
+ * starts with the setting's key. */
+static gboolean
+setting_error (GError **error, const char *at, const char *fmt, ...)
+  G_GNUC_PRINTF (3, 4);
+
+static gboolean
+setting_error (GError **error, const char *at, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  if (at == NULL)
+    return usage_error (error, "%s", msg);
+  g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: model.%s", at, msg);
+  return FALSE;
+}
+
+/* Settings A and B conflict.  The error names A where a workload file set
+ * it (A_AT), else B (B_AT): "FILE:LINE: model.A_MSG" or "... model.B_MSG",
+ * an input error unless a command-line option takes part (CLI); with
+ * neither in a file, a usage error A_MSG. */
+static gboolean
+conflict_error (GError **error, const char *a_at, const char *b_at,
+                gboolean cli, const char *a_msg, const char *b_msg)
+{
+  if (a_at == NULL && b_at == NULL)
+    return usage_error (error, "%s", a_msg);
+  g_set_error (error, GS_ERROR, cli ? GS_ERROR_USAGE : GS_ERROR_INPUT,
+               "%s: model.%s", a_at ? a_at : b_at, a_at ? a_msg : b_msg);
+  return FALSE;
+}
+
 static gboolean
 parse_mode (const GsWorkloadOptions *opt, Request *r, GError **error)
 {
@@ -65,16 +100,24 @@ parse_mode (const GsWorkloadOptions *opt, Request *r, GError **error)
   else if (strcmp (r->mode, "decode") == 0)
     r->decode = TRUE;
   else if (strcmp (r->mode, "inference") != 0)
-    return usage_error (error, "mode \"%s\": use inference, training or "
-                        "decode", r->mode);
+    return setting_error (error, opt->at.mode, "mode \"%s\": use inference, "
+                          "training or decode", r->mode);
   /* Not given: none, or in decode mode one step. */
   r->gen = opt->gen_tokens >= 0 ? opt->gen_tokens : r->decode ? 1 : 0;
+  gboolean cli = (opt->mode != NULL && opt->at.mode == NULL)
+                 || (opt->gen_tokens >= 0 && opt->at.gen_tokens == NULL);
   if (r->training && r->gen > 0)
-    return usage_error (error, "gen_tokens applies to inference and decode, "
-                        "not training");
+    return conflict_error (error, opt->at.gen_tokens, opt->at.mode, cli,
+                           "gen_tokens applies to inference and decode, not "
+                           "training",
+                           "mode training: --gen-tokens applies to inference "
+                           "and decode, not training");
   if (r->decode && r->gen == 0)
-    return usage_error (error, "gen_tokens 0: decode mode runs 1 or more "
-                        "decode steps");
+    return conflict_error (error, opt->at.gen_tokens, opt->at.mode, cli,
+                           "gen_tokens 0: decode mode runs 1 or more decode "
+                           "steps",
+                           "mode decode runs 1 or more decode steps, not "
+                           "--gen-tokens 0");
   r->samples = opt->decode_samples >= 0 ? opt->decode_samples
                                         : DEFAULT_DECODE_SAMPLES;
   return TRUE;
@@ -92,8 +135,8 @@ parse_attention (const GsWorkloadOptions *opt, Request *r, GError **error)
   else if (strcmp (a, "mem_eff") == 0 || strcmp (a, "sdpa") == 0)
     r->attn = GS_ATTN_MEM_EFF;
   else
-    return usage_error (error, "attention \"%s\": use eager, flash2 or "
-                        "mem_eff", a);
+    return setting_error (error, opt->at.attention, "attention \"%s\": use "
+                          "eager, flash2 or mem_eff", a);
   return TRUE;
 }
 
@@ -108,10 +151,19 @@ parse_optimizer (const GsWorkloadOptions *opt, Request *r, GError **error)
   else if (strcmp (o, "adam_fused") == 0 || strcmp (o, "fused_adam") == 0)
     r->optim = OPTIM_ADAM_FUSED;
   else
-    return usage_error (error, "optimizer \"%s\": use none, adam or "
-                        "adam_fused", o);
+    return setting_error (error, opt->at.optimizer, "optimizer \"%s\": use "
+                          "none, adam or adam_fused", o);
   if (r->optim != OPTIM_NONE && !r->training)
-    return usage_error (error, "optimizer \"%s\" needs mode training", o);
+    {
+      gboolean cli = opt->at.optimizer == NULL
+                     || (opt->mode != NULL && opt->at.mode == NULL);
+      g_autofree char *a = g_strdup_printf ("optimizer \"%s\" needs mode "
+                                            "training", o);
+      g_autofree char *b = g_strdup_printf ("mode %s: --optimizer %s needs "
+                                            "mode training", r->mode, o);
+      return conflict_error (error, opt->at.optimizer, opt->at.mode, cli, a,
+                             b);
+    }
   return TRUE;
 }
 
@@ -124,7 +176,8 @@ parse_moe (const GsWorkloadOptions *opt, Request *r, GError **error)
   else if (strcmp (m, "hf") == 0)
     r->moe = GS_MG_MOE_HF;
   else
-    return usage_error (error, "moe \"%s\": use harness or hf", m);
+    return setting_error (error, opt->at.moe, "moe \"%s\": use harness or "
+                          "hf", m);
   return TRUE;
 }
 
@@ -178,8 +231,9 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                                  : GS_RUNTIME_EAGER;
   r->dtype = opt->dtype >= 0 ? (GsDtype) opt->dtype : GS_DTYPE_FP32;
   if (r->dtype == GS_DTYPE_INT8 || r->dtype == GS_DTYPE_FP64)
-    return usage_error (error, "dtype %s: models run in fp32, tf32, fp16, "
-                        "bf16 or fp8", gs_dtype_name (r->dtype));
+    return setting_error (error, opt->at.dtype, "dtype %s: models run in "
+                          "fp32, tf32, fp16, bf16 or fp8",
+                          gs_dtype_name (r->dtype));
   r->batch = opt->batch > 0 ? opt->batch : DEFAULT_BATCH;
   r->seq = opt->seq > 0 ? opt->seq : DEFAULT_SEQ;
   if (opt->seq <= 0 && cfg->max_pos > 0)

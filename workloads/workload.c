@@ -386,12 +386,23 @@ model_where (const config_setting_t *group, const char *key)
   return gs_cfg_where (s ? s : group);
 }
 
+/* "file:line" of KEY in GROUP if the file sets it (g_free), else NULL. */
+static char *
+setting_at (const config_setting_t *group, const char *key)
+{
+  const config_setting_t *s = config_setting_lookup (
+    (config_setting_t *) group, key);
+  return s ? gs_cfg_where (s) : NULL;
+}
+
 static GsProgram *
 load_model_group (const char *file, const config_setting_t *group,
                   const GsWorkloadOptions *cli, const GsArch *arch,
                   GError **error)
 {
   g_autofree char *where = gs_cfg_where (group);
+  g_autofree char *mode_at = NULL, *gen_at = NULL, *dtype_at = NULL;
+  g_autofree char *attention_at = NULL, *optimizer_at = NULL, *moe_at = NULL;
   if (!config_setting_is_group (group))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
@@ -421,24 +432,27 @@ load_model_group (const char *file, const config_setting_t *group,
       goto out;
     }
 
-  /* File values, then the command line over them. */
+  /* File values, then the command line over them.  The model's errors in
+   * a value the file set name its line. */
   GsWorkloadOptions o = *cli;
   if (o.batch == 0)
     o.batch = m.batch;
   if (o.seq == 0)
     o.seq = m.seq;
-  if (o.gen_tokens < 0 && config_setting_lookup ((config_setting_t *) group,
-                                                 "gen_tokens") != NULL)
+  if (o.gen_tokens < 0 && (o.at.gen_tokens = gen_at =
+                           setting_at (group, "gen_tokens")) != NULL)
     o.gen_tokens = m.gen_tokens;
   if (o.decode_samples < 0)
     o.decode_samples = m.decode_samples;
-  if (o.mode == NULL)
+  if (o.mode == NULL && (o.at.mode = mode_at = setting_at (group, "mode")))
     o.mode = m.mode;
-  if (o.attention == NULL)
+  if (o.attention == NULL
+      && (o.at.attention = attention_at = setting_at (group, "attention")))
     o.attention = m.attention;
-  if (o.optimizer == NULL)
+  if (o.optimizer == NULL
+      && (o.at.optimizer = optimizer_at = setting_at (group, "optimizer")))
     o.optimizer = m.optimizer;
-  if (o.moe == NULL)
+  if (o.moe == NULL && (o.at.moe = moe_at = setting_at (group, "moe")))
     o.moe = m.moe;
   if (o.runtime < 0)
     {
@@ -454,6 +468,7 @@ load_model_group (const char *file, const config_setting_t *group,
     }
   if (o.dtype < 0)
     {
+      o.at.dtype = dtype_at = setting_at (group, "dtype");
       o.dtype = gs_dtype_parse (m.dtype);
       if (o.dtype < 0)
         {

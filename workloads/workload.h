@@ -28,6 +28,12 @@ typedef struct {
   const char *optimizer;   /* "none", "adam" (NULL: none) */
   const char *moe;         /* Switch sparse MLP: "harness" or "hf" (NULL:
                             * harness) */
+  /* Where a workload file set each of these ("file:line"), NULL where
+   * the command line or a default did: an error in one names it (and is
+   * GS_ERROR_INPUT, not GS_ERROR_USAGE). */
+  struct {
+    const char *mode, *gen_tokens, *dtype, *attention, *optimizer, *moe;
+  } at;
 } GsWorkloadOptions;
 
 void gs_workload_options_init (GsWorkloadOptions *opt);
