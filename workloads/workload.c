@@ -507,6 +507,20 @@ out:
 
 /* ------------------------------------------------------------------ files */
 
+/* The top-level keys besides kernels and model. */
+typedef struct {
+  char *name, *description;
+} TopSpec;
+
+#define OFF(f) offsetof (TopSpec, f)
+static const GsParam top_params[] = {
+  { "name", GS_PARAM_STRING, OFF (name), "", NAN, NULL, 0, 0, 0,
+    "a name for reports" },
+  { "description", GS_PARAM_STRING, OFF (description), "", NAN, NULL, 0, 0,
+    0, "free text" },
+};
+#undef OFF
+
 static GsProgram *
 load_workload (const char *file, const GsWorkloadOptions *opt,
                const GsArch *arch, GError **error)
@@ -538,6 +552,12 @@ load_workload (const char *file, const GsWorkloadOptions *opt,
           return NULL;
         }
     }
+  TopSpec top = { NULL, NULL };
+  if (!gs_params_load_group (top_params, G_N_ELEMENTS (top_params), &top,
+                             root, error))
+    return NULL;
+  g_autofree char *name = g_steal_pointer (&top.name);
+  gs_params_clear (top_params, G_N_ELEMENTS (top_params), &top);
   config_setting_t *kernels = config_lookup (cfg, "kernels");
   config_setting_t *model = config_lookup (cfg, "model");
   if ((kernels == NULL) == (model == NULL))
@@ -550,8 +570,6 @@ load_workload (const char *file, const GsWorkloadOptions *opt,
   if (model != NULL)
     return load_model_group (file, model, opt, arch, error);
 
-  const char *name = NULL;
-  config_lookup_string (cfg, "name", &name);
   g_autofree char *base = g_path_get_basename (file);
   GsProgram *prog = gs_program_new (name ? name : base, file);
   g_autofree char *where = gs_cfg_where (kernels);
