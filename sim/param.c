@@ -388,11 +388,12 @@ gs_params_find (const GsParam *table, guint n, const char *key)
 }
 
 static const char *
-type_name (GsParamType t)
+type_name (const GsParam *p)
 {
-  switch (t)
+  switch (p->type)
     {
-    case GS_PARAM_INT: return "an integer";
+    case GS_PARAM_INT:
+      return p->flags & GS_PARAM_ALL ? "an integer or \"all\"" : "an integer";
     case GS_PARAM_DOUBLE: return "a number";
     case GS_PARAM_STRING: return "a string";
     case GS_PARAM_BOOL: return "true or false";
@@ -467,6 +468,13 @@ load_one (const GsParam *p, void *target, const config_setting_t *s,
   switch (p->type)
     {
     case GS_PARAM_INT:
+      if ((p->flags & GS_PARAM_ALL)
+          && config_setting_type (s) == CONFIG_TYPE_STRING
+          && strcmp (config_setting_get_string (s), "all") == 0)
+        {
+          *FIELD (target, p, int) = 0;
+          return TRUE;
+        }
       if (config_setting_type (s) == CONFIG_TYPE_FLOAT)
         {
           double f = config_setting_get_float (s);
@@ -546,7 +554,7 @@ load_one (const GsParam *p, void *target, const config_setting_t *s,
 type_error:
   g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                "%s: %s: expected %s, got %s", where, p->key,
-               type_name (p->type), setting_type_name (s));
+               type_name (p), setting_type_name (s));
   return FALSE;
 }
 
@@ -733,6 +741,12 @@ gs_params_set (const GsParam *table, guint n, void *target, const char *key,
     }
   char *end = NULL;
   g_autofree char *where = g_strdup_printf ("--set %s=%s", key, value);
+  if (p->type == GS_PARAM_INT && (p->flags & GS_PARAM_ALL)
+      && strcmp (value, "all") == 0)
+    {
+      *FIELD (target, p, int) = 0;
+      return TRUE;
+    }
   switch (p->type)
     {
     case GS_PARAM_INT:
@@ -743,7 +757,7 @@ gs_params_set (const GsParam *table, guint n, void *target, const char *key,
         if (end == value || *end != '\0' || errno != 0)
           {
             g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
-                         "%s: expected %s", where, type_name (p->type));
+                         "%s: expected %s", where, type_name (p));
             return FALSE;
           }
         /* An integer is written as one, as in a file: no fraction or

@@ -24,6 +24,8 @@ typedef enum {
 enum {
   GS_PARAM_REQUIRED = 1 << 0,  /* no default: the file (or a base) must set it */
   GS_PARAM_ADVANCED = 1 << 1,  /* hidden from the short `arch show` */
+  GS_PARAM_ALL = 1 << 2,       /* an integer that also takes the word
+                                * "all", stored as 0 */
 };
 
 #define GS_INT_LIST_MAX 16

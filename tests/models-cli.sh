@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..20"
+echo "1..21"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -224,4 +224,18 @@ then
   ok "--gen-tokens 0 over a file's gen_tokens: no generation"
 else
   fail "--gen-tokens 0 over a file's gen_tokens (decode: exit $st)"
+fi
+
+# decode_samples = "all" in a workload file, as --decode-samples all:
+# every step simulated.
+printf 'model = { config = "%s/tests/data/models/tiny-gpt2.json"; batch = 2;\n  seq = 64; gen_tokens = 41; decode_samples = "all"; };\n' \
+  "$PWD" > "$tmp/all.workload"
+"$GPUSIM" run "$tmp/all.workload" --arch h100 --format json \
+  > "$tmp/all.json" 2> "$tmp/err"
+if [ "$("$J" "$tmp/all.json" decode_steps_simulated)" = 40 ] &&
+   [ "$("$J" "$tmp/all.json" total_ms)" = "$("$J" "$tmp/smpall.json" total_ms)" ]
+then
+  ok "decode_samples = \"all\" in a workload file"
+else
+  fail "decode_samples = \"all\" in a workload file"
 fi

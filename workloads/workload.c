@@ -350,8 +350,8 @@ static const GsParam model_params[] = {
   { "gen_tokens", GS_PARAM_INT, OFF (gen_tokens), "tokens", 0, NULL, 0,
     1 << 24, 0, "tokens generated after the prefill (decode with KV cache)" },
   { "decode_samples", GS_PARAM_INT, OFF (decode_samples), "steps", 16, NULL,
-    0, 1 << 24, 0, "decode steps simulated at most, the others interpolated "
-    "(0: every step)" },
+    0, 1 << 24, GS_PARAM_ALL, "decode steps simulated at most, the others "
+    "interpolated (all or 0: every step)" },
   { "mode", GS_PARAM_STRING, OFF (mode), "", NAN, "inference", 0, 0, 0,
     "inference or training" },
   { "runtime", GS_PARAM_STRING, OFF (runtime), "", NAN, "eager", 0, 0, 0,
@@ -428,7 +428,7 @@ load_model_group (const char *file, const config_setting_t *group,
       g_autofree char *kw = model_where (group, "decode_samples");
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                    "%s: model.decode_samples: 1 is not a number of steps "
-                   "from 2 to %d (or 0: every step)", kw, 1 << 24);
+                   "from 2 to %d (or all, or 0: every step)", kw, 1 << 24);
       goto out;
     }
 
