@@ -351,6 +351,12 @@ attention_op (const char *spec, GsDtype dtype, GsOp *op, GError **error)
   if (need != NULL)
     return gs_cli_usage (error, "--op \"%s\": attention needs %s=", spec,
                          need);
+  if (op->attn == GS_ATTN_FLASH2 && op->head_dim > GS_FLASH2_MAX_HEAD_DIM)
+    return gs_cli_usage (error, "--op \"%s\": K=%" G_GINT64_FORMAT ": "
+                         "FlashAttention-2 (impl=flash2, the default) "
+                         "supports head dimensions up to %d; give "
+                         "impl=mem_eff", spec, op->head_dim,
+                         GS_FLASH2_MAX_HEAD_DIM);
   op->seq_k = n > 0 ? n : op->seq_q;
   op->kv_heads = op->heads;
   op->name = g_strdup (op->attn == GS_ATTN_FLASH2 ? "flash_attn_fwd"

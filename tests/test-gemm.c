@@ -565,6 +565,15 @@ test_gemv_and_attention (void)
   g_array_set_size (k, 0);
   g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
   g_assert_cmpuint (k->len, ==, 3);
+  /* FlashAttention-2 has no kernels past head dimension 256: PyTorch's
+   * dispatch falls back to the memory-efficient ones. */
+  op.phase = GS_PHASE_FORWARD;
+  op.head_dim = 512;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  g_assert_nonnull (strstr (g_array_index (k, GsKernel, 0).name,
+                            "fmha_cutlassF_fp16"));
+  op.head_dim = 128;
   /* fp32 falls back to the memory-efficient kernels; from sm80 their MMAs
    * run as 3xTF32 on tensor cores (three TF32 products per FLOP). */
   op.phase = GS_PHASE_FORWARD;

@@ -23,8 +23,9 @@
  * OpMultiplyAddFastF32: each product split into TF32 big and small parts,
  * three TF32 MMAs (big x big, big x small, small x big) keeping fp32
  * accuracy; fp32 before sm80 is SIMT FMAs.
- * FlashAttention-2 needs fp16/bf16 and sm80+; other requests run the
- * memory-efficient kernels, as PyTorch's scaled_dot_product_attention does.
+ * FlashAttention-2 needs fp16/bf16, sm80+ and a head dimension of at most
+ * 256; other requests run the memory-efficient kernels, as PyTorch's
+ * scaled_dot_product_attention does.
  */
 #include "config.h"
 #include "workloads/gemm.h"
@@ -294,7 +295,8 @@ gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
   a.causal = op->causal;
   gboolean half = op->dtype == GS_DTYPE_FP16 || op->dtype == GS_DTYPE_BF16;
   gboolean flash = op->attn == GS_ATTN_FLASH2 && half
-                   && arch->compute_capability >= 80;
+                   && arch->compute_capability >= 80
+                   && a.d <= GS_FLASH2_MAX_HEAD_DIM;
   a.tensor = half && arch->tensor_flops_per_clk[op->dtype] > 0;
   a.mma_dtype = op->dtype;
   a.mma_passes = 1;

@@ -234,6 +234,17 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
     return setting_error (error, opt->at.dtype, "dtype %s: models run in "
                           "fp32, tf32, fp16, bf16 or fp8",
                           gs_dtype_name (r->dtype));
+  if (r->attn == GS_ATTN_FLASH2 && cfg->head_dim > GS_FLASH2_MAX_HEAD_DIM)
+    {
+      g_autofree char *at = opt->at.attention
+        ? g_strdup_printf (" (%s)", opt->at.attention) : g_strdup ("");
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: attention flash2%s: the model's heads have %d "
+                   "dimensions and FlashAttention-2 supports up to %d; use "
+                   "attention mem_eff or eager", cfg->file, at,
+                   cfg->head_dim, GS_FLASH2_MAX_HEAD_DIM);
+      return FALSE;
+    }
   r->batch = opt->batch > 0 ? opt->batch : DEFAULT_BATCH;
   r->seq = opt->seq > 0 ? opt->seq : DEFAULT_SEQ;
   if (opt->seq <= 0 && cfg->max_pos > 0)

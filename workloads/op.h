@@ -44,6 +44,10 @@ typedef enum {
   GS_ATTN_MEM_EFF,    /* memory-efficient (xformers/cutlass) attention */
 } GsAttnImpl;
 
+/* The largest head dimension FlashAttention-2 has kernels for (the
+ * flash-attention v2 sources: hdim32 to hdim256). */
+#define GS_FLASH2_MAX_HEAD_DIM 256
+
 typedef struct {
   GsOpKind kind;
   char *name;              /* framework op: "addmm", "bmm", "gelu", "add" ... */
