@@ -104,9 +104,15 @@ args_clear (ExplainArgs *a)
 
 /* -------------------------------------------------------- inline kernels */
 
+/* CUDA's launch limits (CUDA C Programming Guide, "Compute
+ * Capabilities"), as workload files have them: grid x up to 2^31 - 1, y
+ * and z up to 65535; block x and y up to 1024, z up to 64. */
+static const gint64 grid_max[3] = { G_MAXINT32, 65535, 65535 };
+static const gint64 block_max[3] = { 1024, 1024, 64 };
+
 static gboolean
-parse_dims (const char *opt, const char *text, uint32_t out[3],
-            GError **error)
+parse_dims (const char *opt, const char *text, const gint64 max[3],
+            uint32_t out[3], GError **error)
 {
   g_auto (GStrv) parts = g_strsplit (text, ",", -1);
   guint n = g_strv_length (parts);
@@ -120,6 +126,12 @@ parse_dims (const char *opt, const char *text, uint32_t out[3],
       if (*parts[i] == '\0' || *end != '\0' || v < 1 || v > G_MAXINT32)
         return gs_cli_usage (error, "%s: give positive whole numbers like 128,4",
                       opt);
+      if (v > max[i])
+        return gs_cli_usage (error, "%s %s: %c is at most %" G_GINT64_FORMAT
+                             " (CUDA's limits: x %" G_GINT64_FORMAT ", y %"
+                             G_GINT64_FORMAT ", z %" G_GINT64_FORMAT ")",
+                             opt, text, "xyz"[i], max[i], max[0], max[1],
+                             max[2]);
       out[i] = (uint32_t) v;
     }
   return TRUE;
@@ -197,8 +209,9 @@ inline_program (const ExplainArgs *a, GError **error)
 {
   GsKernel k;
   gs_kernel_init (&k);
-  if (!parse_dims ("--grid", a->grid, k.grid, error)
-      || !parse_dims ("--block", a->block ? a->block : "", k.block, error)
+  if (!parse_dims ("--grid", a->grid, grid_max, k.grid, error)
+      || !parse_dims ("--block", a->block ? a->block : "", block_max, k.block,
+                      error)
       || !parse_work (a->work, &k.work, error))
     return NULL;
   if (a->regs < 1 || a->smem < 0)
