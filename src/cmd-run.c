@@ -130,6 +130,20 @@ gs_cmd_run (int argc, char **argv)
       gs_cli_usage (&error, "--format %s: use text, json or csv", a.format);
       goto fail;
     }
+  const char *report = a.output ? a.output : "-";
+  if (a.trace && gs_output_same (a.trace, report))
+    {
+      if (strcmp (report, "-") == 0)
+        gs_cli_usage (&error, "--trace -: the report goes to standard "
+                      "output too; give one of them a file (-o FILE)");
+      else if (strcmp (report, a.trace) == 0)
+        gs_cli_usage (&error, "-o and --trace both name %s: give them "
+                      "different files", a.trace);
+      else
+        gs_cli_usage (&error, "-o %s and --trace %s are one file: give "
+                      "them different files", report, a.trace);
+      goto fail;
+    }
   GsWorkloadOptions wopt;
   if (!gs_partition_args_workload (&a.common, &wopt, &error))
     goto fail;
@@ -194,7 +208,7 @@ gs_cmd_run (int argc, char **argv)
       if (!gs_output_commit (t, &error))
         goto fail;
     }
-  report_out = gs_output_open (a.output ? a.output : "-", &error);
+  report_out = gs_output_open (report, &error);
   if (report_out == NULL)
     goto fail;
   gs_report_write (gs_output_file (report_out), format, prog, gpu, &sum,

@@ -384,6 +384,23 @@ make_plot (const Sweep *s)
   return plot;
 }
 
+/* The CSV (CSV_PATH) and the plot (SVG_PATH, NULL: none) go to two
+ * files, checked before any point is simulated. */
+static gboolean
+check_files (const char *csv_path, const char *svg_path, GError **error)
+{
+  if (svg_path == NULL || !gs_output_same (svg_path, csv_path))
+    return TRUE;
+  if (strcmp (csv_path, "-") == 0)
+    return gs_cli_usage (error, "--plot -: the CSV goes to standard output "
+                         "too; give one of them a file (-o FILE)");
+  if (strcmp (csv_path, svg_path) == 0)
+    return gs_cli_usage (error, "-o and --plot both name %s: give them "
+                         "different files", svg_path);
+  return gs_cli_usage (error, "-o %s and --plot %s are one file: give them "
+                       "different files", csv_path, svg_path);
+}
+
 /* Writes the CSV to CSV_PATH and the plot to SVG_PATH (NULL: none): both
  * open before either is written, so that a plot that cannot be written
  * leaves no CSV behind (the CSV is committed last, as standard output
@@ -393,12 +410,6 @@ write_files (const char *csv_path, const char *svg_path, const Sweep *s,
              GError **error)
 {
   GsOutput *svg = NULL;
-  if (svg_path != NULL && strcmp (svg_path, csv_path) == 0)
-    {
-      g_set_error (error, GS_ERROR, GS_ERROR_USAGE, "-o and --plot both "
-                   "name %s: give them different files", svg_path);
-      return FALSE;
-    }
   if (svg_path != NULL && (svg = gs_output_open (svg_path, error)) == NULL)
     return FALSE;
   GsOutput *csv = gs_output_open (csv_path, error);
@@ -440,6 +451,8 @@ sweep (const SweepArgs *a, int argc, char **argv, GError **error)
                    "give at least one --set KEY=V1,V2,... to sweep");
       return FALSE;
     }
+  if (!check_files (a->output ? a->output : "-", a->plot, error))
+    return FALSE;
   Sweep s = { a, argv[1], NULL, NULL, NULL, 0, FALSE, FALSE };
   s.base = gs_partition_args_arch (&a->p, error);
   if (s.base == NULL)

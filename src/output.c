@@ -25,6 +25,22 @@ is_special (const char *path)
   return g_stat (path, &st) == 0 && !S_ISREG (st.st_mode);
 }
 
+gboolean
+gs_output_same (const char *a, const char *b)
+{
+  if (strcmp (a, "-") == 0 || strcmp (b, "-") == 0)
+    return strcmp (a, b) == 0;
+  if (is_special (a) || is_special (b))
+    return FALSE;
+  g_autofree char *ca = g_canonicalize_filename (a, NULL);
+  g_autofree char *cb = g_canonicalize_filename (b, NULL);
+  if (strcmp (ca, cb) == 0)
+    return TRUE;
+  GStatBuf sa, sb;
+  return g_stat (a, &sa) == 0 && g_stat (b, &sb) == 0
+         && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 GsOutput *
 gs_output_open (const char *path, GError **error)
 {

@@ -14,6 +14,10 @@ typedef struct GsOutput GsOutput;
  * FIFO) are written directly. */
 GsOutput *gs_output_open (const char *path, GError **error);
 FILE *gs_output_file (GsOutput *out);
+/* Whether outputs to paths A and B would land in one file: the same path
+ * (standard output for both "-"), or one file by two names.  Devices and
+ * pipes (/dev/null) take any number of outputs. */
+gboolean gs_output_same (const char *a, const char *b);
 /* Flushes, closes and renames into place; frees OUT. */
 gboolean gs_output_commit (GsOutput *out, GError **error);
 /* Closes and removes the temporary file; frees OUT.  NULL is fine. */
