@@ -7,8 +7,8 @@
  * Every point of the cartesian product of the --set lists is the arch
  * with those overrides (gs_arch_set, as `run --set` does); the workload is
  * loaded for it and simulated.  One CSV row per point: the values,
- * total_ms, forward_ms, backward_ms and the speedup over the arch as
- * given.  --plot draws total time against the first key, one line per
+ * total_ms, forward_ms, backward_ms, optimizer_ms and the speedup over the
+ * arch as given.  --plot draws total time against the first key, one line per
  * combination of the others.
  */
 #include "config.h"
@@ -78,8 +78,8 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
     "WORKLOAD - simulate a workload on a grid of what-if GPUs");
   g_option_context_set_summary (ctx,
     "Runs WORKLOAD on every combination of the --set values and writes one\n"
-    "CSV row per point: the values, total_ms, forward_ms, backward_ms and\n"
-    "the speedup over ARCH as given.");
+    "CSV row per point: the values, total_ms, forward_ms, backward_ms,\n"
+    "optimizer_ms and the speedup over ARCH as given.");
   g_option_context_set_description (ctx,
     "Exit status: 0 ok, 1 no prediction possible, 2 usage, 3 bad input.\n"
     "See gpusim-sweep(1).");
@@ -316,7 +316,7 @@ write_csv (const Sweep *s, FILE *out)
       csv_field (out, g_array_index (s->axes, Axis, i).key);
       fputc (',', out);
     }
-  fputs ("total_ms,forward_ms,backward_ms,speedup\n", out);
+  fputs ("total_ms,forward_ms,backward_ms,optimizer_ms,speedup\n", out);
   for (guint k = 0; k < s->points->len; k++)
     {
       const Point *p = &g_array_index (s->points, Point, k);
@@ -326,8 +326,9 @@ write_csv (const Sweep *s, FILE *out)
           csv_field (out, x->values[p->at[i]]);
           fputc (',', out);
         }
-      fprintf (out, "%.9g,%.9g,%.9g,%.6g\n", p->total_ms,
+      fprintf (out, "%.9g,%.9g,%.9g,%.9g,%.6g\n", p->total_ms,
                p->phase_ms[GS_PHASE_FORWARD], p->phase_ms[GS_PHASE_BACKWARD],
+               p->phase_ms[GS_PHASE_OPTIMIZER],
                p->total_ms > 0 ? s->base_ms / p->total_ms : 0);
     }
 }

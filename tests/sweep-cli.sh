@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..10"
+echo "1..11"
 
 check () {
   n=$1; d=$2; shift 2
@@ -19,9 +19,9 @@ check () {
 st=$?
 check 1 "csv: header and 4 rows" \
   sh -c "test $st = 0 && test \"\$(wc -l < '$tmp/s.csv')\" -eq 5 &&
-         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,speedup'"
+         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,optimizer_ms,speedup'"
 check 2 "speedup 1 at the arch as given (132 SMs, 3350 GB/s)" \
-  awk -F, '$1 == 132 && $2 == 3350 { found = 1; ok = ($6 > 0.999 && $6 < 1.001) }
+  awk -F, '$1 == 132 && $2 == 3350 { found = 1; ok = ($7 > 0.999 && $7 < 1.001) }
            END { exit !(found && ok) }' "$tmp/s.csv"
 check 3 "a streaming kernel: half the bandwidth doubles the time, SMs do not matter" \
   awk -F, 'NR > 1 { t[$1 "/" $2] = $3 }
@@ -97,3 +97,15 @@ s2=$?
 check 10 "failed --plot leaves no CSV (exit 3); -o and --plot on one file (exit 2)" \
   sh -c "test $s1 = 3 && test ! -e '$tmp/left.csv' && test $s2 = 2 &&
          test ! -e '$tmp/same.csv' && grep -q 'give them different files' '$tmp/e10'"
+
+# 11. Training with an optimizer: forward, backward and optimizer add up
+# to the total.
+"$GPUSIM" sweep tests/data/models/tiny-gpt2.json --arch h100 \
+  --set dram.bandwidth_gbs=1675,3350 --mode training --optimizer adam \
+  --seq 64 > "$tmp/o.csv" 2> "$tmp/e11"
+check 11 "training with adam: total = forward + backward + optimizer" \
+  awk -F, 'NR == 1 { ok = ($3 == "forward_ms" && $4 == "backward_ms" &&
+                           $5 == "optimizer_ms") }
+           NR > 1 { d = $2 - ($3 + $4 + $5); if (d < 0) d = -d
+                    if (!($5 > 0 && d < 1e-6 * $2)) ok = 0 }
+           END { exit !(ok && NR == 3) }' "$tmp/o.csv"
