@@ -189,9 +189,14 @@ check_arch (const GsArch *arch, const Request *r, GError **error)
   if (r->dtype == GS_DTYPE_FP8 && arch
       && arch->tensor_flops_per_clk[GS_DTYPE_FP8] <= 0)
     {
+      /* The half dtypes this GPU has tensor cores for, else fp32. */
+      gboolean bf16 = arch->tensor_flops_per_clk[GS_DTYPE_BF16] > 0;
+      gboolean fp16 = arch->tensor_flops_per_clk[GS_DTYPE_FP16] > 0;
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                    "dtype fp8: %s has no FP8 tensor cores (Hopper and Ada "
-                   "have them); use bf16 or fp16", arch->name);
+                   "have them); use %s", arch->name,
+                   bf16 && fp16 ? "bf16 or fp16" : bf16 ? "bf16"
+                   : fp16 ? "fp16" : "fp32");
       return FALSE;
     }
   if (r->attn == GS_ATTN_FLASH2)
