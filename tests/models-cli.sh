@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..21"
+echo "1..22"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -238,4 +238,25 @@ then
   ok "decode_samples = \"all\" in a workload file"
 else
   fail "decode_samples = \"all\" in a workload file"
+fi
+
+# Every value the model takes for --attention, --optimizer and --moe (as
+# its error for a bad one lists them) is named by --help and gpusim-run(1).
+missing=
+for o in attention optimizer moe; do
+  valid=$("$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 \
+            --mode training --$o bogus 2>&1 |
+          sed -n 's/.*": use //p' | sed 's/, / /g; s/ or / /')
+  help=$("$GPUSIM" run --help | grep -- "--$o=")
+  man=$(sed -n "/^\.BI \\\\-\\\\-$o /,/^\.TP/p" man/gpusim-run.1)
+  [ -n "$valid" ] || missing="$missing $o:no-list"
+  for v in $valid; do
+    echo "$help" | grep -qw -- "$v" || missing="$missing --help:$o:$v"
+    echo "$man" | grep -qw -- "$v" || missing="$missing man:$o:$v"
+  done
+done
+if [ -z "$missing" ]; then
+  ok "--help and gpusim-run(1) name every attention, optimizer and moe"
+else
+  fail "not named:$missing"
 fi

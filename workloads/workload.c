@@ -361,7 +361,7 @@ static const GsParam model_params[] = {
   { "attention", GS_PARAM_STRING, OFF (attention), "", NAN, "eager", 0, 0, 0,
     "eager, flash2 or mem_eff" },
   { "optimizer", GS_PARAM_STRING, OFF (optimizer), "", NAN, "none", 0, 0, 0,
-    "none or adam (training)" },
+    "none, adam or adam_fused (training)" },
   { "moe", GS_PARAM_STRING, OFF (moe), "", NAN, "harness", 0, 0, 0,
     "Switch sparse MLP: harness (padded experts) or hf" },
 };
