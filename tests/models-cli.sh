@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..22"
+echo "1..23"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -259,4 +259,17 @@ if [ -z "$missing" ]; then
   ok "--help and gpusim-run(1) name every attention, optimizer and moe"
 else
   fail "not named:$missing"
+fi
+
+# A workload file without seq takes the model's default, capped at a
+# learned position table as a config.json run directly is (GPT-2 with 256
+# positions: 256, not 512).
+printf 'model = { config = "%s/tests/data/models/tiny-gpt2.json"; };\n' \
+  "$PWD" > "$tmp/noseq.workload"
+"$GPUSIM" run "$tmp/noseq.workload" --arch h100 --format json \
+  > "$tmp/noseq.json" 2> "$tmp/err"
+if [ "$("$J" "$tmp/noseq.json" seq)" = 256 ]; then
+  ok "a workload file without seq: the model's default"
+else
+  fail "a workload file without seq"
 fi

@@ -343,17 +343,17 @@ typedef struct {
 static const GsParam model_params[] = {
   { "config", GS_PARAM_STRING, OFF (config), "", NAN, NULL, 0, 0,
     GS_PARAM_REQUIRED, "Hugging Face config.json (relative to this file)" },
-  { "batch", GS_PARAM_INT, OFF (batch), "", 1, NULL, 1, 1 << 24, 0,
-    "batch size" },
-  { "seq", GS_PARAM_INT, OFF (seq), "tokens", 512, NULL, 1, 1 << 24, 0,
-    "sequence length" },
+  { "batch", GS_PARAM_INT, OFF (batch), "", NAN, NULL, 1, 1 << 24, 0,
+    "batch size (default: the model's, 1)" },
+  { "seq", GS_PARAM_INT, OFF (seq), "tokens", NAN, NULL, 1, 1 << 24, 0,
+    "sequence length (default: the model's, 512 or its position table)" },
   { "gen_tokens", GS_PARAM_INT, OFF (gen_tokens), "tokens", 0, NULL, 0,
     1 << 24, 0, "tokens generated after the prefill (decode with KV cache)" },
   { "decode_samples", GS_PARAM_INT, OFF (decode_samples), "steps", 16, NULL,
     0, 1 << 24, GS_PARAM_ALL, "decode steps simulated at most, the others "
     "interpolated (all or 0: every step)" },
   { "mode", GS_PARAM_STRING, OFF (mode), "", NAN, "inference", 0, 0, 0,
-    "inference or training" },
+    "inference, training or decode" },
   { "runtime", GS_PARAM_STRING, OFF (runtime), "", NAN, "eager", 0, 0, 0,
     "eager or compiled" },
   { "dtype", GS_PARAM_STRING, OFF (dtype), "", NAN, "fp32", 0, 0, 0,
@@ -432,8 +432,9 @@ load_model_group (const char *file, const config_setting_t *group,
       goto out;
     }
 
-  /* File values, then the command line over them.  The model's errors in
-   * a value the file set name its line. */
+  /* The command line over the file's values; what neither sets takes the
+   * model's default.  The model's errors in a value the file set name its
+   * line. */
   GsWorkloadOptions o = *cli;
   if (o.batch == 0)
     o.batch = m.batch;
