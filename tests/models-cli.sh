@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..23"
+echo "1..24"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -273,3 +273,17 @@ if [ "$("$J" "$tmp/noseq.json" seq)" = 256 ]; then
 else
   fail "a workload file without seq"
 fi
+
+# --attention sdpa is what scaled_dot_product_attention picks: the
+# FlashAttention-2 kernel in bf16 on an sm80+ GPU, the memory-efficient
+# one in fp32 or before sm80 (where flash2 itself is refused).
+bad=
+for c in "h100 bf16 flash_fwd" "h100 fp32 fmha_cutlassF_fp32" \
+         "t4 fp16 fmha_cutlassF_fp16"; do
+  set -- $c
+  "$GPUSIM" run tests/data/models/tiny-llama.json --arch "$1" --dtype "$2" \
+    --attention sdpa --batch 2 --seq 128 --format json > "$tmp/s.json" \
+    2> "$tmp/err" && grep -q "\"[^\"]*$3" "$tmp/s.json" || bad="$bad $1/$2"
+done
+if [ -z "$bad" ]; then ok "--attention sdpa picks torch's backend"
+else fail "--attention sdpa:$bad"; fi

@@ -34,6 +34,7 @@ typedef struct {
   GsRuntime runtime;
   GsDtype dtype;
   GsAttnImpl attn;
+  gboolean sdpa;           /* attn is torch's choice: set once dtype is known */
   Optim optim;
   GsMgMoe moe;
   int batch, seq, gen;
@@ -132,11 +133,13 @@ parse_attention (const GsWorkloadOptions *opt, Request *r, GError **error)
   else if (strcmp (a, "flash2") == 0 || strcmp (a, "flash") == 0
            || strcmp (a, "flash_attention_2") == 0)
     r->attn = GS_ATTN_FLASH2;
-  else if (strcmp (a, "mem_eff") == 0 || strcmp (a, "sdpa") == 0)
+  else if (strcmp (a, "mem_eff") == 0)
     r->attn = GS_ATTN_MEM_EFF;
+  else if (strcmp (a, "sdpa") == 0)
+    r->sdpa = TRUE;
   else
     return setting_error (error, opt->at.attention, "attention \"%s\": use "
-                          "eager, flash2 or mem_eff", a);
+                          "eager, flash2, mem_eff or sdpa", a);
   return TRUE;
 }
 
@@ -239,6 +242,20 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
     return setting_error (error, opt->at.dtype, "dtype %s: models run in "
                           "fp32, tf32, fp16, bf16 or fp8",
                           gs_dtype_name (r->dtype));
+  /* torch.nn.functional.scaled_dot_product_attention (Hugging Face's
+   * attn_implementation "sdpa"), with no mask tensor: the FlashAttention-2
+   * backend where it runs (fp16/bf16 -- fp8 models keep attention in bf16
+   * --, sm80+, heads of at most 256 dimensions), else the memory-efficient
+   * one. */
+  if (r->sdpa)
+    {
+      gboolean half = r->dtype == GS_DTYPE_FP16 || r->dtype == GS_DTYPE_BF16
+                      || r->dtype == GS_DTYPE_FP8;
+      gboolean flash = half && (arch == NULL
+                                || arch->compute_capability >= 80)
+                       && cfg->head_dim <= GS_FLASH2_MAX_HEAD_DIM;
+      r->attn = flash ? GS_ATTN_FLASH2 : GS_ATTN_MEM_EFF;
+    }
   if (r->attn == GS_ATTN_FLASH2 && cfg->head_dim > GS_FLASH2_MAX_HEAD_DIM)
     {
       g_autofree char *at = opt->at.attention
