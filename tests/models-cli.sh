@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..24"
+echo "1..25"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -287,3 +287,16 @@ for c in "h100 bf16 flash_fwd" "h100 fp32 fmha_cutlassF_fp32" \
 done
 if [ -z "$bad" ]; then ok "--attention sdpa picks torch's backend"
 else fail "--attention sdpa:$bad"; fi
+
+# Without --seq, a model with a learned position table (tiny-gpt2: 256)
+# gets a prompt that leaves room for the tokens fed back after it.
+if "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode decode \
+     --format json > "$tmp/d1.json" 2> "$tmp/err" &&
+   "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 \
+     --gen-tokens 10 --format json > "$tmp/d2.json" 2>> "$tmp/err" &&
+   [ "$("$J" "$tmp/d1.json" seq)" = 255 ] &&
+   [ "$("$J" "$tmp/d2.json" seq)" = 247 ]; then
+  ok "default seq leaves the generated tokens their positions"
+else
+  fail "default seq with generated tokens"
+fi

@@ -269,8 +269,11 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
     }
   r->batch = opt->batch > 0 ? opt->batch : DEFAULT_BATCH;
   r->seq = opt->seq > 0 ? opt->seq : DEFAULT_SEQ;
-  if (opt->seq <= 0 && cfg->max_pos > 0)
-    r->seq = MIN (r->seq, cfg->max_pos);
+  /* The default prompt leaves a learned position table room for the
+   * tokens fed back after it (see below). */
+  int fed = r->decode ? r->gen : MAX (r->gen - 1, 0);
+  if (opt->seq <= 0 && cfg->max_pos > 0 && cfg->max_pos - fed >= 1)
+    r->seq = MIN (r->seq, cfg->max_pos - fed);
   if (cfg->family == GS_HF_BERT && (r->gen > 0 || r->decode))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
@@ -282,7 +285,7 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
    * prefill, generated token i (from 1) is fed back at position seq + i - 1
    * only when another follows it, so N tokens use seq + N - 1 positions;
    * decode mode feeds each of its tokens. */
-  int need = r->seq + (r->decode ? r->gen : MAX (r->gen - 1, 0));
+  int need = r->seq + fed;
   gboolean learned = cfg->family == GS_HF_GPT2 || cfg->family == GS_HF_BERT
                      || cfg->family == GS_HF_OPT
                      || cfg->family == GS_HF_GPT_NEO;
