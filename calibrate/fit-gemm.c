@@ -31,6 +31,7 @@ typedef struct {
   char *family;            /* parameter key of the measured kernel */
   char *label;             /* its configuration, for the selection trees */
   double gpu_ms;           /* simulated GPU time with the current params */
+  gboolean gpu;            /* the row measured GPU time, not op latency */
 } Sample;
 
 typedef struct {
@@ -39,6 +40,7 @@ typedef struct {
   GPtrArray *train;        /* Sample *, measured kernel known */
   GPtrArray *all_train;    /* Sample *, every training row */
   GPtrArray *holdout;
+  guint latency_train;     /* training samples that timed an op's latency */
   GArray *kernels;         /* scratch */
   GError *error;           /* first simulation failure */
   const char *family;      /* family being fitted */
@@ -122,6 +124,15 @@ latency_ms (const Ctx *c, const Sample *s, double gpu_ms)
   return gs_gemm_latency_us (c->params, s->cls, gpu_ms * 1e3) / 1e3;
 }
 
+/* What a sample's measurement is compared with, ms: the latency of the op
+ * alone that GPU time GPU_MS maps to, or for a row that measured GPU time,
+ * GPU_MS itself. */
+static double
+predicted_ms (const Ctx *c, const Sample *s, double gpu_ms)
+{
+  return s->gpu ? gpu_ms : latency_ms (c, s, gpu_ms);
+}
+
 /* ------------------------------------------------------------ overheads */
 
 typedef struct {
@@ -148,8 +159,8 @@ fit_overheads (Ctx *c)
       for (guint i = 0; i < c->train->len; i++)
         {
           const Sample *s = c->train->pdata[i];
-          if ((int) s->cls != cls || !isfinite (s->gpu_ms))
-            continue;
+          if ((int) s->cls != cls || !isfinite (s->gpu_ms) || s->gpu)
+            continue;              /* GPU time holds no host cost */
           double mapped = gs_gemm_latency_us (c->params, s->cls,
                                               s->gpu_ms * 1e3)
                           - c->params->overhead_us[cls];
@@ -192,7 +203,8 @@ family_error (Ctx *c)
       s->gpu_ms = simulate (c, s, TRUE);
       if (!isfinite (s->gpu_ms))
         return INFINITY;
-      sum += gs_fit_ape (latency_ms (c, s, s->gpu_ms), s->row->latency_ms);
+      sum += gs_fit_ape (predicted_ms (c, s, s->gpu_ms),
+                         s->row->latency_ms);
       n++;
     }
   return n ? sum / n : 0;
@@ -318,7 +330,7 @@ mapping_error (Ctx *c)
   for (guint i = 0; i < c->train->len; i++)
     {
       const Sample *s = c->train->pdata[i];
-      sum += gs_fit_ape (latency_ms (c, s, s->gpu_ms), s->row->latency_ms);
+      sum += gs_fit_ape (predicted_ms (c, s, s->gpu_ms), s->row->latency_ms);
     }
   return c->train->len ? sum / c->train->len : 0;
 }
@@ -340,10 +352,14 @@ try_tau (double x, void *data)
 }
 
 /* The op-latency mapping: overheads and the burst speed-up of short ops
- * (no simulation: GPU times are cached). */
+ * (no simulation: GPU times are cached).  Rows of GPU time hold neither:
+ * without a row that timed an op's latency the mapping stays as it is
+ * (the base's, gs_fit_gemm). */
 static void
 fit_mapping (Ctx *c)
 {
+  if (c->latency_train == 0)
+    return;
   for (int r = 0; r < 2; r++)
     {
       c->params->burst_speedup = gs_fit_golden (try_speedup, c, 0, 1,
@@ -559,19 +575,20 @@ learn_residuals (Ctx *c, double *loo, double *none)
       if (!isfinite (g))
         continue;
       /* The GPU time the measured latency maps back to (the mapping
-       * rises with it), against the simulated one: a residual in the
-       * simulator's own currency.  Rows measured below what the host
-       * costs alone, or off by more than 64x, are left out. */
+       * rises with it; a row of GPU time is one), against the simulated
+       * one: a residual in the simulator's own currency.  Rows measured
+       * below what the host costs alone, or off by more than 64x, are
+       * left out. */
       double m = s->row->latency_ms;
       if (!(g > 0) || !(m > 0))
         continue;
       double lo = g / 64, hi = g * 64;
-      if (latency_ms (c, s, lo) > m || latency_ms (c, s, hi) < m)
+      if (predicted_ms (c, s, lo) > m || predicted_ms (c, s, hi) < m)
         continue;
       for (int it = 0; it < 60; it++)
         {
           double mid = sqrt (lo * hi);
-          if (latency_ms (c, s, mid) < m)
+          if (predicted_ms (c, s, mid) < m)
             lo = mid;
           else
             hi = mid;
@@ -608,7 +625,7 @@ record_errors (Ctx *c, GsFit *fit)
               double g = simulate (c, s, FALSE);
               if (!isfinite (g))
                 continue;
-              sum += gs_fit_ape (latency_ms (c, s, g), s->row->latency_ms);
+              sum += gs_fit_ape (predicted_ms (c, s, g), s->row->latency_ms);
               n++;
             }
           if (h == 0)
@@ -627,6 +644,22 @@ record_errors (Ctx *c, GsFit *fit)
     }
 }
 
+/* Without a training row that timed an op's latency there is nothing to
+ * fit the op-latency mapping (overheads, burst) on: it keeps the base's,
+ * from ARCH's files. */
+static gboolean
+keep_base_mapping (Ctx *c, const GsArch *arch, GError **error)
+{
+  g_autoptr (GsGemmParams) base = gs_gemm_params_new ();
+  if (!gs_gemm_params_load (base, arch, error))
+    return FALSE;
+  memcpy (c->params->overhead_us, base->overhead_us,
+          sizeof base->overhead_us);
+  c->params->burst_speedup = base->burst_speedup;
+  c->params->burst_tau_us = base->burst_tau_us;
+  return TRUE;
+}
+
 static void
 collect (Ctx *c, const GsFit *fit)
 {
@@ -641,13 +674,17 @@ collect (Ctx *c, const GsFit *fit)
       Sample *s = sample_new (c->arch, r);
       if (s == NULL)
         continue;
+      s->gpu = gs_fit_is_gpu_time (fit, r);
       if (gs_measure_is_holdout (r))
         g_ptr_array_add (c->holdout, s);
       else
         {
           g_ptr_array_add (c->all_train, s);
           if (s->measured.cfg != NULL)
-            g_ptr_array_add (c->train, s);
+            {
+              g_ptr_array_add (c->train, s);
+              c->latency_train += !s->gpu;
+            }
         }
     }
 }
@@ -675,7 +712,11 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
   g_array_set_clear_func (c.kernels, (GDestroyNotify) gs_kernel_clear);
   collect (&c, fit);
   gboolean ok = TRUE;
-  if (c.train->len > 0)
+  gboolean kept = c.train->len > 0 && c.latency_train == 0
+                  && !opt.trees_only;
+  if (kept && !keep_base_mapping (&c, fit->arch, error))
+    ok = FALSE;
+  else if (c.train->len > 0)
     {
       g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash,
                                                         g_str_equal);
@@ -704,14 +745,28 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
           gs_gemm_params_format (c.params, fit->library, 4);
           fit->rows_used += (int) c.all_train->len;
           g_autofree char *rule = gs_residuals_rule_text (c.params->residuals);
+          guint gpu = 0;
+          for (guint i = 0; i < c.all_train->len; i++)
+            gpu += ((const Sample *) c.all_train->pdata[i])->gpu;
+          g_autofree char *timing = gpu == 0 ? g_strdup ("")
+            : g_strdup_printf ("; %u of them GPU time (CUPTI or a profiler "
+                               "trace's kernels), compared with the "
+                               "simulated GPU time%s", gpu,
+                               kept ? ": no training row timed an op's "
+                                      "latency, so overhead_us and burst "
+                                      "are the base's" : "");
           g_autofree char *m = g_strdup_printf (
             "gemm: %u training rows (%u with a known kernel), %d rounds of "
             "coordinate descent, selection trees depth %d, leaves >= %d, "
             "%d bagged; shape residuals of the training rows (%s: "
-            "leave-one-out %.2f%%, uncorrected %.2f%%)",
+            "leave-one-out %.2f%%, uncorrected %.2f%%)%s",
             c.all_train->len, c.train->len, opt.rounds, opt.tree_depth,
-            opt.tree_min_leaf, GS_GEMM_BAGS, rule, 100 * loo, 100 * none);
+            opt.tree_min_leaf, GS_GEMM_BAGS, rule, 100 * loo, 100 * none,
+            timing);
           gs_fit_add_method (fit, m);
+          if (kept)
+            g_ptr_array_add (fit->host_kept,
+                             g_strdup ("GEMM overhead_us and burst"));
         }
     }
   g_ptr_array_unref (c.train);

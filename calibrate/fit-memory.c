@@ -222,6 +222,7 @@ typedef struct {
   double gpu_us;
   gboolean holdout;
   gboolean sample;
+  gboolean gpu;            /* measured GPU time: no host cost in it */
   double scale;            /* residual correction of its latency (1: none) */
 } FitRow;
 
@@ -232,6 +233,9 @@ typedef struct {
   gboolean strict;         /* failures are errors (else: a bad candidate) */
   GError *error;           /* first failure when strict */
   gboolean own_only;       /* hold the arch-level scalars, fit the rest */
+  gboolean host_kept;      /* no training row timed an op's latency: the
+                            * host costs are the base's */
+  GsMemParams base;        /* the base's parameters, when HOST_KEPT */
 } MemFit;
 
 static int
@@ -304,6 +308,7 @@ collect_rows (const GsFit *fit)
       fr.host = gs_mem_host_of (&fr.op);
       fr.meas_us = r->latency_ms * 1e3;
       fr.holdout = gs_measure_is_holdout (r);
+      fr.gpu = gs_fit_is_gpu_time (fit, r);
       fr.scale = 1;
       g_array_append_val (rows, fr);
     }
@@ -400,7 +405,7 @@ host_cost (double post, void *data)
   for (guint i = 0; i < hf->m->rows->len; i++)
     {
       const FitRow *r = &g_array_index (hf->m->rows, FitRow, i);
-      if (r->host != hf->h || !selected (r, G_ALL, hf->which))
+      if (r->host != hf->h || r->gpu || !selected (r, G_ALL, hf->which))
         continue;
       hf->buf[n].v = r->meas_us - MAX (r->gpu_us, post);
       hf->buf[n].w = 1.0 / r->meas_us;
@@ -427,6 +432,8 @@ host_cost (double post, void *data)
   return cost;
 }
 
+/* Fits the host costs of H on the selected rows that timed an op's
+ * latency; without one, they stay as they are. */
 static void
 host_fit (MemFit *m, GsMemHostOp h, Which which)
 {
@@ -434,8 +441,10 @@ host_fit (MemFit *m, GsMemHostOp h, Which which)
   HostFit hf = { m, h, which, buf, 0 };
   guint n = 0;
   for (guint i = 0; i < m->rows->len; i++)
-    n += g_array_index (m->rows, FitRow, i).host == h
-         && selected (&g_array_index (m->rows, FitRow, i), G_ALL, which);
+    {
+      const FitRow *r = &g_array_index (m->rows, FitRow, i);
+      n += r->host == h && !r->gpu && selected (r, G_ALL, which);
+    }
   if (n == 0)
     return;
   /* Rows that never come near the host floor cannot tell the time after
@@ -448,7 +457,7 @@ host_fit (MemFit *m, GsMemHostOp h, Which which)
   for (guint i = 0; i < m->rows->len; i++)
     {
       const FitRow *r = &g_array_index (m->rows, FitRow, i);
-      if (r->host == h && selected (r, G_ALL, which))
+      if (r->host == h && !r->gpu && selected (r, G_ALL, which))
         least = MIN (least, r->meas_us);
     }
   double post = least > 2 * floor_us ? def.host[h].post_us
@@ -473,6 +482,16 @@ host_fit_groups (MemFit *m, int groups, Which which)
     }
 }
 
+/* What a row's measurement is compared with, us: the latency of the op
+ * alone, or for a row that measured GPU time, the simulated GPU time. */
+static double
+predicted_us (const MemFit *m, const FitRow *r)
+{
+  const GsMemHost *h = &m->p.host[r->host];
+  return r->gpu ? r->gpu_us
+                : (h->pre_us + MAX (r->gpu_us, h->post_us)) * r->scale;
+}
+
 /* Mean absolute percentage error of the selected rows. */
 static double
 mape (MemFit *m, int groups, Which which, GsMemHostOp only)
@@ -485,9 +504,7 @@ mape (MemFit *m, int groups, Which which, GsMemHostOp only)
       if (!selected (r, groups, which)
           || (only != GS_MEM_HOST_COUNT && r->host != only))
         continue;
-      const GsMemHost *h = &m->p.host[r->host];
-      double pred = (h->pre_us + MAX (r->gpu_us, h->post_us)) * r->scale;
-      sum += gs_fit_ape (pred, r->meas_us);
+      sum += gs_fit_ape (predicted_us (m, r), r->meas_us);
       n++;
     }
   return n ? sum / n : 0;
@@ -654,6 +671,8 @@ fit_start (MemFit *m)
       cal->block_fixed_ns = 0;
     }
   gs_mem_params_init (&m->p);
+  if (m->host_kept)
+    memcpy (m->p.host, m->base.host, sizeof m->base.host);
   simulate (m, G_ALL, ROWS_SAMPLE);
   host_fit_groups (m, G_ALL, ROWS_SAMPLE);
 }
@@ -695,7 +714,8 @@ kind_defaults (MemFit *m)
     {
       gboolean have = FALSE;
       for (guint i = 0; i < m->rows->len && !have; i++)
-        have = g_array_index (m->rows, FitRow, i).host == (GsMemHostOp) h;
+        have = g_array_index (m->rows, FitRow, i).host == (GsMemHostOp) h
+               && !g_array_index (m->rows, FitRow, i).gpu;
       if (!have)
         continue;
       pre[n] = m->p.host[h].pre_us;
@@ -713,7 +733,12 @@ kind_defaults (MemFit *m)
       for (guint i = 0; i < G_N_ELEMENTS (like); i++)
         m->p.host[like[i]] = h;
     }
-  m->p.host[GS_MEM_HOST_NORM] = m->p.host[GS_MEM_HOST_LN];
+  gboolean ln = FALSE;
+  for (guint i = 0; i < m->rows->len && !ln; i++)
+    ln = g_array_index (m->rows, FitRow, i).host == GS_MEM_HOST_LN
+         && !g_array_index (m->rows, FitRow, i).gpu;
+  if (ln)
+    m->p.host[GS_MEM_HOST_NORM] = m->p.host[GS_MEM_HOST_LN];
 }
 
 static void
@@ -752,8 +777,10 @@ learn_residuals (MemFit *m, double *loo, double *none)
   for (guint i = 0; i < m->rows->len; i++)
     {
       const FitRow *r = &g_array_index (m->rows, FitRow, i);
+      if (r->holdout || r->gpu)
+        continue;              /* latency residuals: op latencies only */
       g_autofree char *key = gs_mem_residual_key (&r->op);
-      if (r->holdout || key == NULL)
+      if (key == NULL)
         continue;
       GsTime lat = gs_mem_op_latency (&m->p, &r->op,
                                       (GsTime) llround (r->gpu_us * 1e6));
@@ -804,10 +831,21 @@ fit_transfer (GsFit *fit, GError **error)
 static gboolean
 memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
 {
-  MemFit m = { fit->arch, { 0 }, collect_rows (fit), FALSE, NULL, own_only };
-  guint train = 0;
+  MemFit m = { fit->arch, { 0 }, collect_rows (fit), FALSE, NULL, own_only,
+               FALSE, { 0 } };
+  guint train = 0, gpu = 0;
   for (guint i = 0; i < m.rows->len; i++)
-    train += !g_array_index (m.rows, FitRow, i).holdout;
+    {
+      const FitRow *r = &g_array_index (m.rows, FitRow, i);
+      train += !r->holdout;
+      gpu += !r->holdout && r->gpu;
+    }
+  m.host_kept = train > 0 && gpu == train;
+  if (m.host_kept && !gs_mem_params_load (&m.base, fit->arch, error))
+    {
+      g_array_unref (m.rows);
+      return FALSE;
+    }
   if (train == 0)
     {
       g_array_unref (m.rows);
@@ -841,18 +879,34 @@ memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
   append_group (fit, &m.p, res);
   record_errors (fit, &m);
   fit->rows_used += (int) train;
+  g_autofree char *host = m.host_kept
+    ? g_strdup_printf ("; all %u training rows are GPU time (CUPTI or a "
+                       "profiler trace's kernels), compared with the "
+                       "simulated GPU time: none timed an op's latency, so "
+                       "the host costs are the base's and no latency "
+                       "residual is learned", train)
+    : gpu > 0
+    ? g_strdup_printf (", host costs by weighted median on the %u training "
+                       "rows that timed an op's latency (the other %u are "
+                       "GPU time, compared with the simulated GPU time)",
+                       train - gpu, gpu)
+    : g_strdup_printf (", host costs by weighted median on all %u", train);
+  g_autofree char *residuals = m.host_kept ? g_strdup ("")
+    : g_strdup_printf ("; latency residuals of the training rows (%s: "
+                       "leave-one-out %.2f%%, uncorrected %.2f%%)", rule,
+                       100 * loo, 100 * none);
   g_autofree char *method = g_strdup_printf (
     "memory: coordinate descent (%d sweeps, golden section) on up to %d "
-    "training rows per pointwise op and %d per row op, host costs by "
-    "weighted median on all %u; latency residuals of the training rows "
-    "(%s: leave-one-out %.2f%%, uncorrected %.2f%%); "
+    "training rows per pointwise op and %d per row op%s%s; "
     "mem_overlap, kernel_fixed_us and launch_us kept (isolated-op "
     "latencies only fix their sum with the host costs)%s",
-    SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, train, rule, 100 * loo,
-    100 * none,
+    SWEEPS, SAMPLE_POINTWISE, SAMPLE_ROWS, host, residuals,
     own_only ? "; the library's own parameters refitted at the final "
                "clock, the scalars the GEMM model shares held" : "");
   gs_fit_add_method (fit, method);
+  if (m.host_kept)
+    g_ptr_array_add (fit->host_kept,
+                     g_strdup ("memory-bound host pre_us and post_us"));
   g_array_unref (m.rows);
   return TRUE;
 }

@@ -24,11 +24,14 @@ gs_fit_new (const GsArch *arch, const char *device)
   fit->arch = gs_arch_copy (arch);
   fit->device = g_strdup (device ? device : arch->name);
   fit->rows = g_ptr_array_new ();
+  fit->gpu_time = g_hash_table_new (NULL, NULL);
+  fit->calls = g_ptr_array_new_with_free_func (g_free);
   fit->sources = g_ptr_array_new_with_free_func (g_free);
   fit->library = g_string_new ("");
   fit->errors = g_array_new (FALSE, TRUE, sizeof (GsFitError));
   g_array_set_clear_func (fit->errors, error_clear);
   fit->methods = g_ptr_array_new_with_free_func (g_free);
+  fit->host_kept = g_ptr_array_new_with_free_func (g_free);
   return fit;
 }
 
@@ -40,10 +43,13 @@ gs_fit_free (GsFit *fit)
   gs_arch_free (fit->arch);
   g_free (fit->device);
   g_ptr_array_unref (fit->rows);
+  g_hash_table_unref (fit->gpu_time);
+  g_ptr_array_unref (fit->calls);
   g_ptr_array_unref (fit->sources);
   g_string_free (fit->library, TRUE);
   g_array_unref (fit->errors);
   g_ptr_array_unref (fit->methods);
+  g_ptr_array_unref (fit->host_kept);
   g_free (fit);
 }
 
@@ -51,18 +57,43 @@ guint
 gs_fit_add_set (GsFit *fit, const GsMeasureSet *set)
 {
   guint added = 0;
+  /* A profiler trace's kernels: one row per op call, timed as the sum of
+   * its kernels (a GEMM and its split-K reduction are one op). */
+  g_autoptr (GHashTable) sums = gs_measure_is_kernel_set (set)
+                                ? gs_measure_call_sums (set, fit->device)
+                                : NULL;
   for (guint i = 0; i < set->rows->len; i++)
     {
       const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
-      if (r->device != NULL && strcmp (r->device, fit->device) == 0)
+      if (r->device == NULL || strcmp (r->device, fit->device) != 0)
+        continue;
+      const char *call = sums && r->op && *r->op
+                         ? gs_measure_call_of (set, r) : NULL;
+      double *sum = call ? g_hash_table_lookup (sums, call) : NULL;
+      if (sum != NULL)
         {
-          g_ptr_array_add (fit->rows, (gpointer) r);
-          added++;
+          if (*sum < 0)
+            continue;          /* a further kernel of a call already taken */
+          GsMeasureRow *merged = g_memdup2 (r, sizeof *r);
+          merged->latency_ms = *sum > 0 ? *sum : r->latency_ms;
+          *sum = -1;
+          g_ptr_array_add (fit->calls, merged);
+          r = merged;
         }
+      g_ptr_array_add (fit->rows, (gpointer) r);
+      if (gs_measure_is_gpu_time (set, r))
+        g_hash_table_add (fit->gpu_time, (gpointer) r);
+      added++;
     }
   if (added > 0)
     g_ptr_array_add (fit->sources, g_path_get_basename (set->file));
   return added;
+}
+
+gboolean
+gs_fit_is_gpu_time (const GsFit *fit, const GsMeasureRow *row)
+{
+  return g_hash_table_contains (fit->gpu_time, row);
 }
 
 GPtrArray *

@@ -35,12 +35,19 @@ typedef struct {
 typedef struct {
   GsArch *arch;            /* the arch being fitted: fitters update arch->cal */
   char *device;            /* measured device name the rows were taken for */
-  GPtrArray *rows;         /* const GsMeasureRow * of the device (all sets) */
+  /* const GsMeasureRow * of the device (all sets); the kernels of one op
+   * call of a profiler trace are one row, latency_ms their sum */
+  GPtrArray *rows;
+  GHashTable *gpu_time;    /* the rows whose latency_ms is GPU time */
+  GPtrArray *calls;        /* GsMeasureRow *: the op-call rows made (owned) */
   GPtrArray *sources;      /* char *: the files the rows came from */
   GString *library;        /* `NAME = { ... };` groups of calibration.library */
   GArray *errors;          /* GsFitError, one per op class */
   int rows_used;           /* training rows some fitter used */
   GPtrArray *methods;      /* char *: one line per fitter */
+  /* char *: the host costs a fitter kept from the base because none of
+   * its training rows timed an op's latency ("GEMM overhead_us and burst") */
+  GPtrArray *host_kept;
 } GsFit;
 
 /* Starts a fit of ARCH (copied) for DEVICE's rows (NULL: the arch name). */
@@ -49,8 +56,15 @@ void gs_fit_free (GsFit *fit);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsFit, gs_fit_free)
 
 /* Adds the rows of SET measured on the fit's device (SET must outlive the
- * fit).  Returns how many were added. */
+ * fit): a profiler trace's kernels of one op call (gs_measure_call_of) as
+ * one row of the call's first kernel whose latency_ms is their sum.
+ * Returns how many rows were added. */
 guint gs_fit_add_set (GsFit *fit, const GsMeasureSet *set);
+/* Whether ROW (of fit->rows) measured GPU time, the durations of its
+ * kernels (gs_measure_is_gpu_time), rather than an op's latency with its
+ * host costs: fitters compare it with the simulated GPU time and fit no
+ * host cost from it. */
+gboolean gs_fit_is_gpu_time (const GsFit *fit, const GsMeasureRow *row);
 /* The training (HOLDOUT false) or validation rows of op class OP_CLASS
  * (NULL: any) with a latency. */
 GPtrArray *gs_fit_rows (const GsFit *fit, const char *op_class,

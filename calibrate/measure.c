@@ -568,6 +568,53 @@ gs_measure_load_stream (GInputStream *in, const char *name,
   return load_reader (r, name, require_latency, error);
 }
 
+/* ------------------------------------------------- what a latency is */
+
+gboolean
+gs_measure_is_kernel_set (const GsMeasureSet *set)
+{
+  return column_index (set, "cpu_op_index") != NO_COLUMN;
+}
+
+gboolean
+gs_measure_is_gpu_time (const GsMeasureSet *set, const GsMeasureRow *row)
+{
+  if (gs_measure_is_kernel_set (set))
+    return TRUE;
+  const char *timing = gs_measure_get_cell (set, row, "timing");
+  return timing != NULL && g_ascii_strcasecmp (timing, "cupti") == 0;
+}
+
+const char *
+gs_measure_call_of (const GsMeasureSet *set, const GsMeasureRow *row)
+{
+  const char *id = gs_measure_get_cell (set, row, "cpu_op_index");
+  return id && *id ? id : NULL;
+}
+
+GHashTable *
+gs_measure_call_sums (const GsMeasureSet *set, const char *device)
+{
+  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+                                            g_free);
+  for (guint i = 0; i < set->rows->len; i++)
+    {
+      const GsMeasureRow *row = &g_array_index (set->rows, GsMeasureRow, i);
+      const char *call = gs_measure_call_of (set, row);
+      if (call == NULL || (row->device != NULL && device != NULL
+                           && strcmp (row->device, device) != 0))
+        continue;
+      double *sum = g_hash_table_lookup (sums, call);
+      if (sum == NULL)
+        {
+          sum = g_new0 (double, 1);
+          g_hash_table_insert (sums, (gpointer) call, sum);
+        }
+      *sum += MAX (row->latency_ms, 0);
+    }
+  return sums;
+}
+
 /* --------------------------------------------------------------- save */
 
 /* TRUE when some row has a known value in recognised column COL, so a

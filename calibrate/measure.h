@@ -100,4 +100,26 @@ const char *gs_measure_get_cell (const GsMeasureSet *set,
 void gs_measure_set_cell (GsMeasureSet *set, GsMeasureRow *row,
                           const char *column, const char *value);
 
+/* What a row's latency_ms measured.  Most sets time an op alone, host
+ * costs included (NeuSight's kernels.csv, per-op traces, CUDA events).
+ * A row timed by CUPTI (its `timing` cell says cupti: the microbenchmarks
+ * and the collector's labelled calls) and every row of a profiler trace
+ * (a set with a cpu_op_index column, gpusim-import(1)) is GPU time: the
+ * durations of its kernels on the GPU, host costs left out. */
+gboolean gs_measure_is_gpu_time (const GsMeasureSet *set,
+                                 const GsMeasureRow *row);
+/* Whether SET holds a profiler trace's kernels, one row per launch (a
+ * cpu_op_index column), rather than one row per op. */
+gboolean gs_measure_is_kernel_set (const GsMeasureSet *set);
+/* The op call a kernel row belongs to (its cpu_op_index: the kernels of
+ * one call share it); NULL for a row of any other set or a kernel whose
+ * op was not found. */
+const char *gs_measure_call_of (const GsMeasureSet *set,
+                                const GsMeasureRow *row);
+/* Per op call of a kernel set, the sum of its kernels' latency_ms (ms,
+ * rows without one count 0) over the rows of DEVICE (rows with no device
+ * count for any): cpu_op_index (pointing into SET) -> double *. */
+GHashTable *gs_measure_call_sums (const GsMeasureSet *set,
+                                  const char *device);
+
 #endif

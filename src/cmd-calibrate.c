@@ -177,12 +177,12 @@ load_sets (GsFit *fit, gboolean gemm_only, char **files, GPtrArray *sets,
       if (set == NULL)
         return FALSE;
       g_ptr_array_add (sets, set);
+      guint first = fit->rows->len;
       rows += gs_fit_add_set (fit, set);
-      for (guint i = 0; i < set->rows->len; i++)
+      for (guint i = first; i < fit->rows->len; i++)
         {
-          const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
-          char which = r->device && strcmp (r->device, fit->device) == 0
-                       ? fitter_of (r) : 0;
+          const GsMeasureRow *r = fit->rows->pdata[i];
+          char which = fitter_of (r);
           if (which == 0)
             continue;
           if (!gs_predict_row_fits (fit->arch, set, r, error))
@@ -281,6 +281,9 @@ write_output (const char *path, const char *text, GError **error)
   return TRUE;
 }
 
+/* The error table, and what the rows measured: rows of GPU time (timed
+ * by CUPTI, a profiler trace's kernels) are compared with the simulated
+ * GPU time and fit no host cost. */
 static void
 print_errors (FILE *to, const GsFit *fit)
 {
@@ -296,6 +299,21 @@ print_errors (FILE *to, const GsFit *fit)
         fprintf (to, "%-10s %10d %10d %8.2f %8.2f\n", e->op_class,
                  e->train_rows, e->holdout_rows, e->train_mape,
                  e->holdout_mape);
+    }
+  guint gpu = g_hash_table_size (fit->gpu_time);
+  if (gpu > 0)
+    fprintf (to, "%u of the %u %s rows are GPU time (timed by CUPTI, or a "
+             "profiler trace's kernels of one op call): compared with the "
+             "simulated GPU time, no host cost fitted from them\n", gpu,
+             fit->rows->len, fit->device);
+  if (fit->host_kept->len > 0)
+    {
+      g_autoptr (GString) what = g_string_new (NULL);
+      for (guint i = 0; i < fit->host_kept->len; i++)
+        g_string_append_printf (what, "%s%s", i ? "; " : "",
+                                (const char *) fit->host_kept->pdata[i]);
+      fprintf (to, "host costs kept from %s (no training row of theirs "
+               "timed an op's latency): %s\n", fit->arch->name, what->str);
     }
 }
 

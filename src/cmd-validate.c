@@ -7,9 +7,11 @@
  * Predicts every measured row of each GPU (as `gpusim predict` would, from
  * the shape alone unless --hints) and prints, per op class and per op, the
  * row count, mean / median / 90th-percentile / largest absolute percentage
- * error and the bias (mean signed error).  A profiler trace's rows are
- * kernels: the kernels of one op call are summed and compared with the
- * simulated GPU time of the op's kernels.  --spec-only predicts the
+ * error and the bias (mean signed error).  A row that timed an op alone
+ * is compared with the predicted latency; a row whose latency_ms is GPU
+ * time (timed by CUPTI, or a profiler trace's kernels, those of one op
+ * call summed) with the simulated GPU time of the op's kernels.
+ * --spec-only predicts the
  * memory-bound rows with the GPU's own memory calibration removed: the
  * calibration other GPUs' arch files transfer to it (the honest test of a
  * GPU known only from its spec sheet); those cells are reported apart.
@@ -47,6 +49,8 @@ typedef struct {
   guint no_op;             /* rows naming no op (trace rows of copies ...) */
   char *first_error;
   gboolean kernels;        /* rows are a profiler trace's kernels */
+  guint gpu_rows;          /* compared: GPU time with simulated GPU time */
+  guint latency_rows;      /* compared: op latency with predicted latency */
 } Table;
 
 typedef struct {
@@ -161,16 +165,29 @@ cell_stats (const Cell *c, Stats *s)
 
 /* --------------------------------------------------------------- output */
 
+/* What the table compared: op latencies with predicted latencies, GPU
+ * times with simulated GPU times, or some of each. */
+static const char *
+compared (const Table *t)
+{
+  if (t->kernels)
+    return "Simulated GPU time against the measured kernels of each op call";
+  if (t->gpu_rows > 0 && t->latency_rows == 0)
+    return "Simulated GPU time against measured GPU time";
+  if (t->gpu_rows > 0)
+    return "Predictions against measurements (GPU-time rows against the "
+           "simulated GPU time)";
+  return "Predictions against measurements";
+}
+
 static void
-print_text_header (GString *o, Split split, gboolean spec, gboolean kernels)
+print_text_header (GString *o, const Table *t, Split split, gboolean spec)
 {
   g_string_append_printf (o, "\n%s, %s %s%s\n",
                           spec ? "Spec-only cells: memory calibration "
                                  "transferred from other GPUs"
-                          : kernels ? "Simulated GPU time against the "
-                                      "measured kernels of each op call"
-                          : "Predictions against measurements",
-                          split_names[split], kernels ? "op calls" : "rows",
+                               : compared (t),
+                          split_names[split], t->kernels ? "op calls" : "rows",
                           spec ? " (the GPU's own memory fit removed)" : "");
   g_string_append_printf (o, "%-16s %-12s %-9s %6s %7s %7s %7s %8s %7s%s\n",
                           "arch", "class", "op", "rows", "MAPE%", "med%",
@@ -208,7 +225,7 @@ write_text (GString *o, const Table *t, Split split)
           if (c->spec_only != spec)
             continue;
           if (!any)
-            print_text_header (o, split, spec, t->kernels);
+            print_text_header (o, t, split, spec);
           any = TRUE;
           print_text_cell (o, c);
         }
@@ -261,51 +278,6 @@ in_split (const GsMeasureRow *row, Split split)
   return gs_measure_is_holdout (row) == (split == SPLIT_HOLDOUT);
 }
 
-/* The op call a profiler trace's kernel row belongs to: the importer's
- * cpu_op_index (gpusim-import(1)); NULL for a row of any other set. */
-static const char *
-call_of (const GsMeasureSet *set, const GsMeasureRow *row)
-{
-  const char *id = gs_measure_get_cell (set, row, "cpu_op_index");
-  return id && *id ? id : NULL;
-}
-
-/* Whether SET holds one row per kernel launch (a profiler trace, read
- * directly or as gpusim import wrote it), whose latency_ms is that
- * kernel's GPU time, rather than one row per op timed alone. */
-static gboolean
-is_kernel_set (const GsMeasureSet *set)
-{
-  GsMeasureRow none;
-  gs_measure_row_init (&none);
-  return gs_measure_get_cell (set, &none, "cpu_op_index") != NULL;
-}
-
-/* Per op call of a kernel set: the sum of its kernels' GPU times (ms) on
- * the rows of ARCH, keyed by cpu_op_index. */
-static GHashTable *
-call_sums (const GsMeasureSet *set, const char *arch)
-{
-  GHashTable *sums = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                            g_free);
-  for (guint i = 0; i < set->rows->len; i++)
-    {
-      const GsMeasureRow *row = &g_array_index (set->rows, GsMeasureRow, i);
-      const char *call = call_of (set, row);
-      if (call == NULL || (row->device != NULL
-                           && strcmp (row->device, arch) != 0))
-        continue;
-      double *sum = g_hash_table_lookup (sums, call);
-      if (sum == NULL)
-        {
-          sum = g_new0 (double, 1);
-          g_hash_table_insert (sums, (gpointer) call, sum);
-        }
-      *sum += MAX (row->latency_ms, 0);
-    }
-  return sums;
-}
-
 static const char *
 class_of (const GsMeasureSet *set, const GsMeasureRow *row)
 {
@@ -324,20 +296,21 @@ is_memory_class (const char *cls)
          && strcmp (cls, "unknown") != 0;
 }
 
-/* Compares each measured row of P's GPU with its prediction.  A row of a
- * measurement set or per-op trace is an op timed alone, host costs
- * included: it is compared with the predicted latency.  A profiler
- * trace's rows are kernels: the kernels of one op call (one cpu_op_index)
- * are compared together, the sum of their GPU times with the simulated
- * GPU time of the op's kernels (GPU time with GPU time). */
+/* Compares each measured row of P's GPU with its prediction.  A row that
+ * timed an op alone, host costs included (NeuSight's kernels.csv, a
+ * per-op trace, CUDA events), is compared with the predicted latency.  A
+ * row whose latency_ms is GPU time (gs_measure_is_gpu_time: timed by
+ * CUPTI, or a profiler trace's kernels, whose kernels of one op call, one
+ * cpu_op_index, are summed) is compared with the simulated GPU time of
+ * the op's kernels: GPU time with GPU time. */
 static void
 validate_rows (const GsPredictor *p, const GsMeasureSet *set, Split split,
                int sample, gboolean spec_only, Table *t)
 {
   const char *arch = p->arch->name;
   guint seen = 0;
-  g_autoptr (GHashTable) sums = is_kernel_set (set)
-                                ? call_sums (set, arch) : NULL;
+  g_autoptr (GHashTable) sums = gs_measure_is_kernel_set (set)
+                                ? gs_measure_call_sums (set, arch) : NULL;
   for (guint i = 0; i < set->rows->len; i++)
     {
       const GsMeasureRow *row = &g_array_index (set->rows, GsMeasureRow, i);
@@ -351,7 +324,7 @@ validate_rows (const GsPredictor *p, const GsMeasureSet *set, Split split,
                       && in_split (row, split);
           continue;
         }
-      const char *call = sums ? call_of (set, row) : NULL;
+      const char *call = sums ? gs_measure_call_of (set, row) : NULL;
       double *sum = call ? g_hash_table_lookup (sums, call) : NULL;
       double measured = sum ? *sum : row->latency_ms;
       if (sum != NULL && *sum < 0)
@@ -367,9 +340,16 @@ validate_rows (const GsPredictor *p, const GsMeasureSet *set, Split split,
         continue;
       GsPrediction pr;
       GError *error = NULL;
+      gboolean gpu = gs_measure_is_gpu_time (set, row);
       if (gs_predict_row (p, set, row, &pr, &error))
-        record (t, arch, cls, row->op, spec_only,
-                sums ? pr.gpu_ms : pr.latency_ms, measured);
+        {
+          record (t, arch, cls, row->op, spec_only,
+                  gpu ? pr.gpu_ms : pr.latency_ms, measured);
+          if (gpu)
+            t->gpu_rows++;
+          else
+            t->latency_rows++;
+        }
       else
         {
           record_failure (t, arch, cls, row->op ? row->op : "?", spec_only,
@@ -519,7 +499,7 @@ gs_cmd_validate (int argc, char **argv)
   g_autoptr (GsMeasureSet) set = NULL;
   g_autoptr (GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
   Table t = { g_ptr_array_new_with_free_func (cell_free), 0, 0, NULL,
-              FALSE };
+              FALSE, 0, 0 };
   GsImportFormat format;
   int status = 0;
   if (!parse_args (&argc, &argv, &a, &error))
@@ -528,7 +508,7 @@ gs_cmd_validate (int argc, char **argv)
   set = gs_import_load (a.files[0], format, NULL, TRUE, &error);
   if (set == NULL)
     goto fail;
-  t.kernels = is_kernel_set (set);
+  t.kernels = gs_measure_is_kernel_set (set);
   /* The split is the calibration data's; a trace imported from a profile
    * or a model run is compared whole unless a split is asked for. */
   Split split = a.all ? SPLIT_ALL : a.train ? SPLIT_TRAIN

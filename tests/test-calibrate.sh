@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..23"
+echo "1..27"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -123,3 +123,61 @@ run 3 "an add of 2^64 elements" --arch a100-pcie-80gb -o "$T/bad.cfg" \
   "$T/huge.csv"
 grep -q "huge.csv:$(wc -l < "$T/huge.csv"): add: its operands need" "$T/err"
 check $? "the refusal names the file and line"
+
+# Rows of GPU time: timed by CUPTI (timing = cupti) or a profiler trace's
+# kernels (a cpu_op_index column) they are compared with the simulated GPU
+# time and hold no host cost, so a fit on them alone keeps the base's host
+# costs (the GEMM overheads and burst, the memory-bound ops' host times)
+# and says so.  The set: test-gpu's own GPU time of some NeuSight shapes.
+A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
+G="$GS_SRCDIR/tests/data/predict/gputime-shapes.csv"
+J="$GS_BUILDDIR/tests/jsonq"
+"$GPUSIM" predict --arch "$A" --format json "$G" > "$T/g.json"
+i=0
+rows=$("$J" "$T/g.json" rows.#)
+while [ $i -lt "$rows" ]; do
+  "$J" "$T/g.json" rows.$i.gpu_ms
+  i=$((i + 1))
+done > "$T/g.times"
+timed () {  # timed cupti|cuda-events|trace: the shapes at their GPU time
+  awk -F, -v mode="$1" 'NR == FNR { g[FNR] = sprintf ("%.9g", $1); next }
+    /^#/ && !h { next }
+    !h && mode == "trace" { h = 1; print $0 ",latency_ms,cpu_op_index"; next }
+    !h { h = 1; print $0 ",latency_ms,timing"; next }
+    { k++ }
+    mode != "trace" { print $0 "," g[k] "," mode; next }
+    # A GEMM launches two kernels, each half of its time; the rest one.
+    $2 == "linear" || $2 == "bmm" {
+      printf "%s,%.17g,%d\n%s,%.17g,%d\n", $0, g[k] / 2, k, $0, g[k] / 2, k
+      next }
+    { printf "%s,%.17g,%d\n", $0, g[k], k }' "$T/g.times" "$G"
+}
+mkdir "$T/cupti" "$T/trace" "$T/events"
+timed cupti > "$T/cupti/set.csv"
+timed trace > "$T/trace/set.csv"
+timed cuda-events > "$T/events/set.csv"
+for t in cupti trace events; do
+  "$GPUSIM" calibrate --arch "$A" --date 2026-01-01 --rounds 1 \
+    -o "$T/$t/fit.cfg" "$T/$t/set.csv" > "$T/$t/log" 2>&1 ||
+    sed 's/^/# /' "$T/$t/log"
+done
+host () { grep -E '^ *(pre|post)_us = ' "$1" | tr -d ' '; }
+gemm_host () { grep -E '^ *(overhead_us|burst) = ' "$1" | tr -d ' '; }
+gemm_host "$GS_SRCDIR/arch/a100-pcie-40gb.cfg" > "$T/base-gemm"
+host "$A" > "$T/base-host"
+[ -s "$T/base-gemm" ] && [ -s "$T/base-host" ] &&
+  gemm_host "$T/cupti/fit.cfg" | cmp -s - "$T/base-gemm" &&
+  host "$T/cupti/fit.cfg" | cmp -s - "$T/base-host"
+check $? "timing = cupti: the host costs are the base's"
+grep -q "so overhead_us and burst are the base's" "$T/cupti/fit.cfg" &&
+  grep -q "so the host costs are the base's" "$T/cupti/fit.cfg" &&
+  grep -q '^92 of the 92 test-gpu rows are GPU time' "$T/cupti/log" &&
+  grep -q '^host costs kept from test-gpu (no training row of theirs timed an op.s latency): GEMM overhead_us and burst; memory-bound host pre_us and post_us$' "$T/cupti/log"
+check $? "the method text and the report say so"
+cmp -s "$T/cupti/fit.cfg" "$T/trace/fit.cfg"
+check $? "a trace's kernels of one op call, summed, fit as the CUPTI rows do"
+[ -s "$T/events/fit.cfg" ] &&
+  ! gemm_host "$T/events/fit.cfg" | cmp -s - "$T/base-gemm" &&
+  ! host "$T/events/fit.cfg" | cmp -s - "$T/base-host" &&
+  ! grep -q 'GPU time' "$T/events/log"
+check $? "timing = cuda-events: op latencies, host costs fitted"

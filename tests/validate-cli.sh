@@ -6,7 +6,7 @@ cd "$GS_SRCDIR/tests/data/predict" || exit 1
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..17"
+echo "1..19"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -158,3 +158,45 @@ rc=$?
 check 17 "-o in a missing directory: exit 3, 'cannot create'" sh -c "
   test $rc = 3 &&
   grep -q '$tmp/no/such/v.txt: cannot create: No such file or directory' '$tmp/e17'"
+
+# 18-19. Rows whose latency_ms is GPU time: a row timed by CUPTI (timing =
+#        cupti, as the microbenchmarks write it) is compared with the
+#        simulated GPU time of the op's kernels (gpu_ms), not with the
+#        latency of the op alone; a row timed with CUDA events (timing =
+#        cuda-events) stays an op latency.  Each row 10% slower than what
+#        it is compared with: 9.09% everywhere.
+G="$GS_SRCDIR/tests/data/predict/gputime-shapes.csv"
+"$GPUSIM" predict --arch "$A" --format json "$G" > "$tmp/g.json"
+i=0
+n=$("$J" "$tmp/g.json" rows.#)
+while [ $i -lt "$n" ]; do
+  echo "$("$J" "$tmp/g.json" rows.$i.gpu_ms) $("$J" "$tmp/g.json" rows.$i.predicted_ms)"
+  i=$((i + 1))
+done > "$tmp/g.times"
+timed () {  # timed cupti|mixed: the shapes, 10% slower, timed so
+  awk -v mode="$1" 'NR == FNR { g[FNR] = $1; l[FNR] = $2; next }
+    /^#/ && !h { next }
+    !h { h = 1; print $0 ",latency_ms,timing"; next }
+    { k++; t = mode == "mixed" ? (k % 2 ? "cupti" : "cuda-events") : mode
+      printf "%s,%.9g,%s\n", $0, 1.1 * (t == "cupti" ? g[k] : l[k]), t }' \
+    "$tmp/g.times" "$G"
+}
+all909 () {  # all909 FILE: 11 cells, each at 9.09%
+  awk -F, 'NR > 1 { n++; for (i = 7; i <= 10; i++) if ($i < 9.08 || $i > 9.10) bad = 1 }
+           END { exit bad || n != 11 }' "$1"
+}
+timed cupti > "$tmp/cupti.csv"
+"$GPUSIM" validate --arch "$A" --hints --all --format csv "$tmp/cupti.csv" \
+  > "$tmp/vc.csv" &&
+  "$GPUSIM" validate --arch "$A" --hints --all "$tmp/cupti.csv" > "$tmp/vc.txt" &&
+  grep -q '^Simulated GPU time against measured GPU time, all rows$' "$tmp/vc.txt" &&
+  all909 "$tmp/vc.csv"
+check 18 "timing = cupti: GPU time against gpu_ms, 9.09% everywhere" test $? = 0
+timed mixed > "$tmp/mixed.csv"
+"$GPUSIM" validate --arch "$A" --hints --all --format csv "$tmp/mixed.csv" \
+  > "$tmp/vm.csv" &&
+  "$GPUSIM" validate --arch "$A" --hints --all "$tmp/mixed.csv" > "$tmp/vm.txt" &&
+  grep -q '(GPU-time rows against the simulated GPU time), all rows$' "$tmp/vm.txt" &&
+  all909 "$tmp/vm.csv"
+check 19 "cupti and cuda-events rows in one set: each compared as timed" \
+  test $? = 0
