@@ -28,6 +28,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef enum { SPLIT_HOLDOUT, SPLIT_TRAIN, SPLIT_ALL } Split;
@@ -304,8 +305,9 @@ is_memory_class (const char *cls)
  * cpu_op_index, are summed) is compared with the simulated GPU time of
  * the op's kernels: GPU time with GPU time. */
 static void
-validate_rows (const GsPredictor *p, const GsMeasureSet *set, Split split,
-               int sample, gboolean spec_only, Table *t)
+validate_rows (const GsPredictor *p, const char *label,
+               const GsMeasureSet *set, Split split, int sample,
+               gboolean spec_only, Table *t)
 {
   const char *arch = p->arch->name;
   guint seen = 0;
@@ -343,7 +345,7 @@ validate_rows (const GsPredictor *p, const GsMeasureSet *set, Split split,
       gboolean gpu = gs_measure_is_gpu_time (set, row);
       if (gs_predict_row (p, set, row, &pr, &error))
         {
-          record (t, arch, cls, row->op, spec_only,
+          record (t, label, cls, row->op, spec_only,
                   gpu ? pr.gpu_ms : pr.latency_ms, measured);
           if (gpu)
             t->gpu_rows++;
@@ -352,7 +354,7 @@ validate_rows (const GsPredictor *p, const GsMeasureSet *set, Split split,
         }
       else
         {
-          record_failure (t, arch, cls, row->op ? row->op : "?", spec_only,
+          record_failure (t, label, cls, row->op ? row->op : "?", spec_only,
                           error);
           g_clear_error (&error);
         }
@@ -370,8 +372,9 @@ transferred (GsArch *arch, GsMemParams *mem, GError **error)
   return gs_fit_memory_transfer (arch, donors, mem, method, error);
 }
 
+/* Validates the GPU NAME (as given), its cells labelled LABEL. */
 static gboolean
-validate_arch (const ValidateArgs *a, const char *name,
+validate_arch (const ValidateArgs *a, const char *name, const char *label,
                const GsMeasureSet *set, Split split, Table *t, GError **error)
 {
   g_autoptr (GsArch) arch = gs_predict_load_arch (name, NULL, error);
@@ -382,7 +385,7 @@ validate_arch (const ValidateArgs *a, const char *name,
     return FALSE;
   gs_library_set_alone (lib, TRUE);
   GsPredictor p = { arch, lib, GS_RUNTIME_EAGER, a->hints, NULL };
-  validate_rows (&p, set, split, a->sample, FALSE, t);
+  validate_rows (&p, label, set, split, a->sample, FALSE, t);
   if (!a->spec_only)
     return TRUE;
   GsMemParams mem;
@@ -390,8 +393,75 @@ validate_arch (const ValidateArgs *a, const char *name,
   if (!transferred (spec, &mem, error))
     return FALSE;
   GsPredictor q = { spec, lib, GS_RUNTIME_EAGER, a->hints, &mem };
-  validate_rows (&q, set, split, a->sample, TRUE, t);
+  validate_rows (&q, label, set, split, a->sample, TRUE, t);
   return TRUE;
+}
+
+/* The GPUs to validate: one per arch file, in the order given. */
+typedef struct {
+  const char *given;       /* the --arch argument */
+  char *name;              /* the arch's name: its rows' device column */
+  char *file;              /* the file that defines it, canonical */
+  const char *label;       /* its cells' arch column */
+} Gpu;
+
+static void
+gpu_clear (gpointer p)
+{
+  Gpu *g = p;
+  g_free (g->name);
+  g_free (g->file);
+}
+
+/* The file that defines ARCH's GPU, whatever reached it: a short name's
+ * GPU file, else the file loaded, with links resolved. */
+static char *
+gpu_file_of (const GsArch *arch)
+{
+  const char *f = gs_arch_short_name_of (arch);
+  if (f == NULL)
+    f = arch->file;
+  if (f == NULL)
+    return g_strdup (arch->name);
+  char *real = realpath (f, NULL);
+  return real ? real : g_canonicalize_filename (f, NULL);
+}
+
+/* Loads the GPUs of A.  One file given twice, by a short name and its own
+ * or by two paths, is one GPU, whose rows count once.  Cells are labelled
+ * with the arch's name, or, where two files define GPUs of one name (a
+ * what-if file without a name of its own takes its base's), with the
+ * name each was given by. */
+static GArray *
+gpus_of (const ValidateArgs *a, GError **error)
+{
+  g_autoptr (GArray) gpus = g_array_new (FALSE, TRUE, sizeof (Gpu));
+  g_array_set_clear_func (gpus, gpu_clear);
+  for (char **name = a->archs; *name; name++)
+    {
+      g_autoptr (GsArch) probe = gs_arch_load (*name, error);
+      if (probe == NULL)
+        return NULL;
+      g_autofree char *file = gpu_file_of (probe);
+      gboolean seen = FALSE;
+      for (guint i = 0; i < gpus->len && !seen; i++)
+        seen = strcmp (g_array_index (gpus, Gpu, i).file, file) == 0;
+      if (seen)
+        continue;
+      Gpu g = { *name, g_strdup (probe->name), g_steal_pointer (&file),
+                NULL };
+      g_array_append_val (gpus, g);
+    }
+  for (guint i = 0; i < gpus->len; i++)
+    {
+      Gpu *g = &g_array_index (gpus, Gpu, i);
+      g->label = g->name;
+      for (guint j = 0; j < gpus->len; j++)
+        if (j != i && strcmp (g_array_index (gpus, Gpu, j).name,
+                              g->name) == 0)
+          g->label = g->given;
+    }
+  return g_steal_pointer (&gpus);
 }
 
 /* --------------------------------------------------------------- command */
@@ -497,7 +567,7 @@ gs_cmd_validate (int argc, char **argv)
   a.sample = G_MININT;       /* not given (0 is refused) */
   GError *error = NULL;
   g_autoptr (GsMeasureSet) set = NULL;
-  g_autoptr (GPtrArray) seen = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GArray) gpus = NULL;
   Table t = { g_ptr_array_new_with_free_func (cell_free), 0, 0, NULL,
               FALSE, 0, 0 };
   GsImportFormat format;
@@ -514,18 +584,15 @@ gs_cmd_validate (int argc, char **argv)
   Split split = a.all ? SPLIT_ALL : a.train ? SPLIT_TRAIN
                 : a.holdout || format == GS_IMPORT_MEASUREMENTS
                 ? SPLIT_HOLDOUT : SPLIT_ALL;
-  for (char **name = a.archs; *name; name++)
+  gpus = gpus_of (&a, &error);
+  if (gpus == NULL)
+    goto fail;
+  for (guint g = 0; g < gpus->len; g++)
     {
-      /* A GPU named twice (or by a short name and its own) counts once. */
-      g_autoptr (GsArch) probe = gs_arch_load (*name, &error);
-      if (probe == NULL)
-        goto fail;
-      if (g_ptr_array_find_with_equal_func (seen, probe->name, g_str_equal,
-                                            NULL))
-        continue;
-      g_ptr_array_add (seen, g_strdup (probe->name));
+      const Gpu *gpu = &g_array_index (gpus, Gpu, g);
       guint first = t.cells->len;
-      if (!validate_arch (&a, *name, set, split, &t, &error))
+      if (!validate_arch (&a, gpu->given, gpu->label, set, split, &t,
+                          &error))
         goto fail;
       /* Sort this arch's cells; archs stay in the order given. */
       g_autoptr (GPtrArray) mine = g_ptr_array_new ();

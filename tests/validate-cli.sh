@@ -6,7 +6,7 @@ cd "$GS_SRCDIR/tests/data/predict" || exit 1
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..19"
+echo "1..21"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -199,4 +199,32 @@ timed mixed > "$tmp/mixed.csv"
   grep -q '(GPU-time rows against the simulated GPU time), all rows$' "$tmp/vm.txt" &&
   all909 "$tmp/vm.csv"
 check 19 "cupti and cuda-events rows in one set: each compared as timed" \
+  test $? = 0
+
+# 20-21. GPUs are told apart by the file that defines them, not by name: a
+#        what-if file without a name of its own (half the SMs) takes its
+#        base's, and both are validated, each labelled with the name given;
+#        one file reached twice (a short name and its own name, two paths)
+#        counts once, under its name.
+printf 'base = "%s";\nsm = { count = 54; };\n' "$A" > "$tmp/half.cfg"
+"$GPUSIM" validate --arch test-gpu.cfg --arch "$tmp/half.cfg" --all \
+  --format csv "$tmp/measured.csv" > "$tmp/v20.csv"
+rc=$?
+test $rc = 0 &&
+  sed -n 's/^test-gpu\.cfg,/test-gpu,/p' "$tmp/v20.csv" > "$tmp/v20-full" &&
+  sed 1d "$tmp/v.csv" | cmp -s - "$tmp/v20-full" &&
+  [ "$(grep -c "^$tmp/half.cfg,[a-z]*,,all,no," "$tmp/v20.csv")" = 3 ] &&
+  ! grep -q '^test-gpu,' "$tmp/v20.csv"
+check 20 "a what-if file of the same name: a GPU of its own, labelled as given" \
+  test $? = 0
+printf 'device,op,B,H,latency_ms\nh100-sxm5-80gb,add,4096,1024,0.03\n' \
+  > "$tmp/h100.csv"
+"$GPUSIM" validate --arch h100-sxm5-80gb --all --format csv "$tmp/h100.csv" \
+  > "$tmp/v21a.csv" &&
+  "$GPUSIM" validate --arch h100 --arch h100-sxm5-80gb --all --format csv \
+    "$tmp/h100.csv" > "$tmp/v21b.csv" &&
+  "$GPUSIM" validate --arch test-gpu.cfg --arch "$A" --arch ./test-gpu.cfg \
+    --all --format csv "$tmp/measured.csv" > "$tmp/v21c.csv" &&
+  cmp -s "$tmp/v21a.csv" "$tmp/v21b.csv" && cmp -s "$tmp/v.csv" "$tmp/v21c.csv"
+check 21 "a short name and its GPU's name, or two paths to one file: once" \
   test $? = 0
