@@ -196,6 +196,23 @@ gs_csv_open_input (const char *file, GError **error)
   return gs_csv_open_stream (G_INPUT_STREAM (fin), file, error);
 }
 
+GBytes *
+gs_csv_read_stdin (GError **error)
+{
+  g_autoptr (GByteArray) data = g_byte_array_new ();
+  guint8 buf[65536];
+  size_t got;
+  while ((got = fread (buf, 1, sizeof buf, stdin)) > 0)
+    g_byte_array_append (data, buf, (guint) got);
+  if (ferror (stdin))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, GS_CSV_STDIN
+                   ": cannot read: %s", g_strerror (errno));
+      return NULL;
+    }
+  return g_byte_array_free_to_bytes (g_steal_pointer (&data));
+}
+
 GsCsvReader *
 gs_csv_reader_open (const char *file, GError **error)
 {

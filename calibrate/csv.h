@@ -42,6 +42,12 @@ GInputStream *gs_csv_open_input (const char *file, GError **error);
 GInputStream *gs_csv_open_stream (GInputStream *in, const char *file,
                                   GError **error);
 
+/* Standard input read to its end, as it came (plain or gzip: pass it to
+ * gs_csv_open_stream through a memory stream); messages name it
+ * GS_CSV_STDIN, as every reader of "-" does. */
+#define GS_CSV_STDIN "<stdin>"
+GBytes *gs_csv_read_stdin (GError **error);
+
 /* Opens FILE (plain or gzip); messages name FILE. */
 GsCsvReader *gs_csv_reader_open (const char *file, GError **error);
 /* Reads from STREAM (takes a reference); NAME is used in messages. */

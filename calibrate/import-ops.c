@@ -569,13 +569,11 @@ find_columns (char **header, Columns *col, const char *file, GError **error)
   return TRUE;
 }
 
-GsMeasureSet *
-gs_import_neusight_ops (const char *file, const GsImportOptions *options,
-                        GError **error)
+/* The per-op trace R reads, named FILE. */
+static GsMeasureSet *
+ops_read (GsCsvReader *r, const char *file, const GsImportOptions *options,
+          GError **error)
 {
-  g_autoptr (GsCsvReader) r = gs_csv_reader_open (file, error);
-  if (r == NULL)
-    return NULL;
   gs_csv_reader_set_comments (r, TRUE);
   g_auto (GStrv) header = NULL;
   Columns col;
@@ -621,6 +619,28 @@ gs_import_neusight_ops (const char *file, const GsImportOptions *options,
   return g_steal_pointer (&set);
 }
 
+GsMeasureSet *
+gs_import_neusight_ops (const char *file, const GsImportOptions *options,
+                        GError **error)
+{
+  g_autoptr (GsCsvReader) r = gs_csv_reader_open (file, error);
+  if (r == NULL)
+    return NULL;
+  return ops_read (r, file, options, error);
+}
+
+GsMeasureSet *
+gs_import_neusight_ops_stream (GInputStream *in, const char *name,
+                               const GsImportOptions *options,
+                               GError **error)
+{
+  g_autoptr (GInputStream) text = gs_csv_open_stream (in, name, error);
+  if (text == NULL)
+    return NULL;
+  g_autoptr (GsCsvReader) r = gs_csv_reader_new (text, name);
+  return ops_read (r, name, options, error);
+}
+
 /* ------------------------------------------------------------- formats */
 
 static const char *const format_names[] = {
@@ -648,10 +668,11 @@ gs_import_format_parse (const char *name, GsImportFormat *format)
   return FALSE;
 }
 
-gsize
-gs_import_head (const char *file, char *buf, gsize size)
+/* Reads the first SIZE - 1 bytes of IN (decompressed, NULL: none) into
+ * BUF, NUL-terminated; returns how many. */
+static gsize
+head_of (GInputStream *in, char *buf, gsize size)
 {
-  g_autoptr (GInputStream) in = gs_csv_open_input (file, NULL);
   gsize got = 0;
   if (in == NULL || size == 0
       || !g_input_stream_read_all (in, buf, size - 1, &got, NULL, NULL))
@@ -661,11 +682,17 @@ gs_import_head (const char *file, char *buf, gsize size)
   return got;
 }
 
-GsImportFormat
-gs_import_detect (const char *file)
+gsize
+gs_import_head (const char *file, char *buf, gsize size)
 {
-  char buf[4096];
-  gs_import_head (file, buf, sizeof buf);
+  g_autoptr (GInputStream) in = gs_csv_open_input (file, NULL);
+  return head_of (in, buf, size);
+}
+
+/* The format of a file whose first bytes (decompressed) are BUF. */
+static GsImportFormat
+detect_head (const char *buf)
+{
   const char *p = buf;
   if (g_str_has_prefix (p, "\xef\xbb\xbf"))
     p += 3;
@@ -688,24 +715,46 @@ gs_import_detect (const char *file)
          ? GS_IMPORT_NEUSIGHT_OPS : GS_IMPORT_MEASUREMENTS;
 }
 
-GsMeasureSet *
-gs_import_load (const char *file, GsImportFormat format,
-                const GsImportOptions *options, gboolean require_latency,
-                GError **error)
+GsImportFormat
+gs_import_detect (const char *file)
 {
-  if (format == GS_IMPORT_AUTO)
-    format = gs_import_detect (file);
+  char buf[4096];
+  gs_import_head (file, buf, sizeof buf);
+  return detect_head (buf);
+}
+
+/* The format of DATA (plain or gzip) from its first bytes. */
+static GsImportFormat
+detect_data (GBytes *data)
+{
+  g_autoptr (GInputStream) raw = g_memory_input_stream_new_from_bytes (data);
+  g_autoptr (GInputStream) in = gs_csv_open_stream (raw, GS_CSV_STDIN, NULL);
+  char buf[4096];
+  head_of (in, buf, sizeof buf);
+  return detect_head (buf);
+}
+
+/* Loads FILE as FORMAT, from IN (FILE's bytes) unless IN is NULL. */
+static GsMeasureSet *
+load_as (const char *file, GInputStream *in, GsImportFormat format,
+         const GsImportOptions *options, gboolean require_latency,
+         GError **error)
+{
   switch (format)
     {
     case GS_IMPORT_KINETO:
-      return gs_import_kineto (file, options, error);
+      return in ? gs_import_kineto_stream (in, file, options, error)
+                : gs_import_kineto (file, options, error);
     case GS_IMPORT_NEUSIGHT_OPS:
-      return gs_import_neusight_ops (file, options, error);
+      return in ? gs_import_neusight_ops_stream (in, file, options, error)
+                : gs_import_neusight_ops (file, options, error);
     case GS_IMPORT_AUTO:
     case GS_IMPORT_MEASUREMENTS:
       break;
     }
-  GsMeasureSet *set = gs_measure_load (file, require_latency, error);
+  GsMeasureSet *set = in ? gs_measure_load_stream (in, file, require_latency,
+                                                   error)
+                         : gs_measure_load (file, require_latency, error);
   if (set && options && options->device)
     for (guint i = 0; i < set->rows->len; i++)
       {
@@ -714,4 +763,35 @@ gs_import_load (const char *file, GsImportFormat format,
           row->device = g_strdup (options->device);
       }
   return set;
+}
+
+GsMeasureSet *
+gs_import_read (const char *file, GsImportFormat *format,
+                const GsImportOptions *options, gboolean require_latency,
+                GError **error)
+{
+  if (strcmp (file, "-") != 0)
+    {
+      if (*format == GS_IMPORT_AUTO)
+        *format = gs_import_detect (file);
+      return load_as (file, NULL, *format, options, require_latency, error);
+    }
+  /* Standard input can be read once: whole, then its format found from
+   * its first bytes and the bytes read again. */
+  g_autoptr (GBytes) data = gs_csv_read_stdin (error);
+  if (data == NULL)
+    return NULL;
+  if (*format == GS_IMPORT_AUTO)
+    *format = detect_data (data);
+  g_autoptr (GInputStream) in = g_memory_input_stream_new_from_bytes (data);
+  return load_as (GS_CSV_STDIN, in, *format, options, require_latency,
+                  error);
+}
+
+GsMeasureSet *
+gs_import_load (const char *file, GsImportFormat format,
+                const GsImportOptions *options, gboolean require_latency,
+                GError **error)
+{
+  return gs_import_read (file, &format, options, require_latency, error);
 }

@@ -201,12 +201,10 @@ trace_clear (Trace *t)
   g_object_unref (t->parser);
 }
 
+/* Parses the trace IN (decompressed) holds. */
 static gboolean
-trace_parse (Trace *t, GError **error)
+trace_parse (Trace *t, GInputStream *in, GError **error)
 {
-  g_autoptr (GInputStream) in = gs_csv_open_input (t->file, error);
-  if (in == NULL)
-    return FALSE;
   /* Read whole (as json-glib would), so that its depth can be checked
    * before its recursive parser sees it. */
   g_autoptr (GOutputStream) mem = g_memory_output_stream_new_resizable ();
@@ -807,15 +805,16 @@ take_provenance (GsMeasureSet *set, JsonNode *root, const char *file)
     }
 }
 
-GsMeasureSet *
-gs_import_kineto (const char *file, const GsImportOptions *options,
-                  GError **error)
+/* The trace IN (decompressed) holds, named FILE. */
+static GsMeasureSet *
+kineto_read (GInputStream *in, const char *file,
+             const GsImportOptions *options, GError **error)
 {
   Trace t;
   trace_init (&t, file);
   g_autoptr (GsMeasureSet) set = gs_measure_new ();
   set->file = g_strdup (file);
-  gboolean ok = trace_parse (&t, error) && trace_index (&t, error);
+  gboolean ok = trace_parse (&t, in, error) && trace_index (&t, error);
   if (ok && t.kernels->len == 0)
     {
       /* An empty set would calibrate nothing, silently. */
@@ -831,4 +830,24 @@ gs_import_kineto (const char *file, const GsImportOptions *options,
     ok = take_kernel (&t, set, g_ptr_array_index (t.kernels, i), options, error);
   trace_clear (&t);
   return ok ? g_steal_pointer (&set) : NULL;
+}
+
+GsMeasureSet *
+gs_import_kineto (const char *file, const GsImportOptions *options,
+                  GError **error)
+{
+  g_autoptr (GInputStream) in = gs_csv_open_input (file, error);
+  if (in == NULL)
+    return NULL;
+  return kineto_read (in, file, options, error);
+}
+
+GsMeasureSet *
+gs_import_kineto_stream (GInputStream *in, const char *name,
+                         const GsImportOptions *options, GError **error)
+{
+  g_autoptr (GInputStream) text = gs_csv_open_stream (in, name, error);
+  if (text == NULL)
+    return NULL;
+  return kineto_read (text, name, options, error);
 }

@@ -57,6 +57,16 @@ GsMeasureSet *gs_import_neusight_ops (const char *file,
                                       const GsImportOptions *options,
                                       GError **error);
 
+/* The two importers reading IN (plain or gzip; a reference is taken), NAME
+ * standing for the file in messages and in the set. */
+GsMeasureSet *gs_import_kineto_stream (GInputStream *in, const char *name,
+                                       const GsImportOptions *options,
+                                       GError **error);
+GsMeasureSet *gs_import_neusight_ops_stream (GInputStream *in,
+                                             const char *name,
+                                             const GsImportOptions *options,
+                                             GError **error);
+
 typedef enum {
   GS_IMPORT_AUTO,            /* detect */
   GS_IMPORT_MEASUREMENTS,    /* gpusim's measurement CSV (NeuSight kernels.csv) */
@@ -81,8 +91,17 @@ gsize gs_import_head (const char *file, char *buf, gsize size);
 
 /* Loads FILE as FORMAT (GS_IMPORT_AUTO: detected).  Measurement CSVs go
  * through gs_measure_load (REQUIRE_LATENCY as there); OPTIONS->device,
- * when set, fills empty device cells.  OPTIONS may be NULL. */
+ * when set, fills empty device cells.  OPTIONS may be NULL.  FILE "-" is
+ * standard input (plain or gzip), read whole, so that its format can be
+ * found from its first bytes, and named <stdin> (GS_CSV_STDIN) in
+ * messages and in the set; gs_import_detect cannot tell its format, as
+ * that would consume it. */
 GsMeasureSet *gs_import_load (const char *file, GsImportFormat format,
+                              const GsImportOptions *options,
+                              gboolean require_latency, GError **error);
+/* The same, setting *FORMAT (GS_IMPORT_AUTO on entry: detected) to the
+ * format read. */
+GsMeasureSet *gs_import_read (const char *file, GsImportFormat *format,
                               const GsImportOptions *options,
                               gboolean require_latency, GError **error);
 

@@ -8,7 +8,7 @@
  * training half, and writes BASE's file text with its calibration group
  * replaced by the fitted one (between marker comments; every other line
  * and comment kept) to FITTED.cfg, atomically.  Prints the error per op
- * class on the holdout half.
+ * class on the holdout half.  One of MEAS may be "-", standard input.
  */
 #include "config.h"
 #include "src/commands.h"
@@ -98,6 +98,16 @@ parse_args (int *argc, char ***argv, CalibrateArgs *a, GError **error)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
                    "expected at least one measurement file");
+      return FALSE;
+    }
+  guint stdin_given = 0;
+  for (char **f = a->files; *f; f++)
+    stdin_given += strcmp (*f, "-") == 0;
+  if (stdin_given > 1)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "'-' (standard input) given %u times: it can be read "
+                   "once", stdin_given);
       return FALSE;
     }
   if (a->rounds < 0 || a->rounds > 100)

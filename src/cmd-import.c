@@ -2,12 +2,13 @@
  *
  *   gpusim import [--from FORMAT] [--device NAME] [-o OUT.csv] INPUT
  *
- * INPUT is a PyTorch profiler trace (kineto), a per-op model trace
- * (ops: NeuSight's *-ops.csv) or a measurement CSV (measurements), found
- * from its first bytes unless --from says; the rows (with the importer's
- * provenance) are written to OUT.csv (standard output by default, a name
- * ending in .gz compresses), atomically.  A summary goes to standard
- * error: rows, and how many name an op gpusim predicts alone.
+ * INPUT ("-": standard input) is a PyTorch profiler trace (kineto), a
+ * per-op model trace (ops: NeuSight's *-ops.csv) or a measurement CSV
+ * (measurements), found from its first bytes unless --from says; the rows
+ * (with the importer's provenance) are written to OUT.csv (standard output
+ * by default, a name ending in .gz compresses), atomically.  A summary
+ * goes to standard error: rows, and how many name an op gpusim predicts
+ * alone.
  */
 #include "config.h"
 #include "src/commands.h"
@@ -86,10 +87,8 @@ gs_cmd_import (int argc, char **argv)
   g_autoptr (GsMeasureSet) set = NULL;
   if (!parse_args (&argc, &argv, &a, &format, &error))
     goto fail;
-  if (format == GS_IMPORT_AUTO)
-    format = gs_import_detect (a.files[0]);
   GsImportOptions opts = { a.device };
-  set = gs_import_load (a.files[0], format, &opts, FALSE, &error);
+  set = gs_import_read (a.files[0], &format, &opts, FALSE, &error);
   if (set == NULL)
     goto fail;
   guint with_op = 0;
@@ -112,7 +111,7 @@ gs_cmd_import (int argc, char **argv)
   else if (!gs_measure_save (set, out, &error))
     goto fail;
   fprintf (stderr, "gpusim import: %s (%s): %u rows, %u with an op gpusim "
-           "predicts alone%s%s\n", a.files[0], gs_import_format_name (format),
+           "predicts alone%s%s\n", set->file, gs_import_format_name (format),
            set->rows->len, with_op, strcmp (out, "-") ? " -> " : "",
            strcmp (out, "-") ? out : "");
   args_clear (&a);

@@ -18,7 +18,6 @@
 #include "sim/error.h"
 #include "sim/gpu.h"
 
-#include <errno.h>
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -544,21 +543,11 @@ load_ops (const char *file, GError **error)
 {
   if (strcmp (file, "-") != 0)
     return gs_measure_load (file, FALSE, error);
-  g_autoptr (GByteArray) data = g_byte_array_new ();
-  guint8 buf[65536];
-  size_t got;
-  while ((got = fread (buf, 1, sizeof buf, stdin)) > 0)
-    g_byte_array_append (data, buf, (guint) got);
-  if (ferror (stdin))
-    {
-      g_set_error (error, GS_ERROR, GS_ERROR_IO,
-                   "<stdin>: cannot read: %s", g_strerror (errno));
-      return NULL;
-    }
-  g_autoptr (GBytes) bytes = g_byte_array_free_to_bytes (
-    g_steal_pointer (&data));
+  g_autoptr (GBytes) bytes = gs_csv_read_stdin (error);
+  if (bytes == NULL)
+    return NULL;
   g_autoptr (GInputStream) in = g_memory_input_stream_new_from_bytes (bytes);
-  return gs_measure_load_stream (in, "<stdin>", FALSE, error);
+  return gs_measure_load_stream (in, GS_CSV_STDIN, FALSE, error);
 }
 
 static gboolean

@@ -15,7 +15,7 @@
  * memory-bound rows with the GPU's own memory calibration removed: the
  * calibration other GPUs' arch files transfer to it (the honest test of a
  * GPU known only from its spec sheet); those cells are reported apart.
- * See gpusim-validate(1).
+ * MEASUREMENTS.csv "-" is standard input.  See gpusim-validate(1).
  */
 #include "config.h"
 #include "src/commands.h"
@@ -574,8 +574,8 @@ gs_cmd_validate (int argc, char **argv)
   int status = 0;
   if (!parse_args (&argc, &argv, &a, &error))
     goto fail;
-  format = gs_import_detect (a.files[0]);
-  set = gs_import_load (a.files[0], format, NULL, TRUE, &error);
+  format = GS_IMPORT_AUTO;
+  set = gs_import_read (a.files[0], &format, NULL, TRUE, &error);
   if (set == NULL)
     goto fail;
   t.kernels = gs_measure_is_kernel_set (set);
@@ -607,15 +607,15 @@ gs_cmd_validate (int argc, char **argv)
       /* An empty table would read as a perfect score. */
       if (set->rows->len == 0)
         g_set_error (&error, GS_ERROR, GS_ERROR_INPUT,
-                     "%s: no measurements, only a header", a.files[0]);
+                     "%s: no measurements, only a header", set->file);
       else if (t.no_op > 0)
         g_set_error (&error, GS_ERROR, GS_ERROR_PREDICT,
                      "%s: none of the rows for the GPUs given names an op "
-                     "gpusim predicts alone", a.files[0]);
+                     "gpusim predicts alone", set->file);
       else
         g_set_error (&error, GS_ERROR, GS_ERROR_PREDICT,
                      "%s: none of its %u rows was measured on the GPUs "
-                     "given%s%s%s (see its device column)", a.files[0],
+                     "given%s%s%s (see its device column)", set->file,
                      set->rows->len, split == SPLIT_ALL ? "" : " in the ",
                      split == SPLIT_ALL ? "" : split_names[split],
                      split == SPLIT_ALL ? "" : " split; --all takes every "

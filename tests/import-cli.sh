@@ -10,7 +10,7 @@ K="$GS_SRCDIR/tests/data/kineto-small.json"
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..13"
+echo "1..17"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -103,3 +103,28 @@ check 13 "import -o in a missing directory: exit 3, 'cannot create'" sh -c "
   test $rc = 3 &&
   test \"\$(cat '$tmp/err')\" = \
     'gpusim import: $tmp/no/such/k.csv: cannot create: No such file or directory'"
+
+# 14-17. INPUT "-" is standard input (read whole, then its format found from
+#        its first bytes; gzip too), named <stdin> in the summary, the
+#        provenance and messages; one that cannot be read says so.
+"$GPUSIM" import "$K" > "$tmp/k-file.csv" 2> /dev/null
+"$GPUSIM" import - < "$K" > "$tmp/k-stdin.csv" 2> "$tmp/err"; rc=$?
+check 14 "import - < a trace: its rows, named <stdin>" sh -c "test $rc = 0 &&
+  grep -q '^# source: pytorch profiler trace <stdin>\$' '$tmp/k-stdin.csv' &&
+  grep -v '^# source: ' '$tmp/k-file.csv' > '$tmp/k1' &&
+  grep -v '^# source: ' '$tmp/k-stdin.csv' > '$tmp/k2' && cmp -s '$tmp/k1' '$tmp/k2' &&
+  grep -q '^gpusim import: <stdin> (kineto): 9 rows, 8 with an op' '$tmp/err'"
+gzip -c "$BERT" | "$GPUSIM" import --device v100-pcie-32gb - \
+  > "$tmp/bert-stdin.csv" 2> "$tmp/err"; rc=$?
+check 15 "import - < a gzip per-op trace: the same rows" sh -c "test $rc = 0 &&
+  sed 1d '$tmp/bert.csv' > '$tmp/b1' && sed 1d '$tmp/bert-stdin.csv' > '$tmp/b2' &&
+  cmp -s '$tmp/b1' '$tmp/b2' &&
+  grep -q '^gpusim import: <stdin> (ops): 75 rows, 20 with an op' '$tmp/err'"
+printf '{"traceEvents": [\n{"ph": "X"' | "$GPUSIM" import - > /dev/null \
+  2> "$tmp/err"; rc=$?
+check 16 "a broken trace on standard input: exit 3 naming <stdin>:2" sh -c "
+  test $rc = 3 && grep -q '^gpusim import: <stdin>:2:10: Parse error' '$tmp/err'"
+"$GPUSIM" import - < / > /dev/null 2> "$tmp/err"; rc=$?
+check 17 "standard input that cannot be read (a directory): exit 3" sh -c "
+  test $rc = 3 &&
+  test \"\$(cat '$tmp/err')\" = 'gpusim import: <stdin>: cannot read: Is a directory'"

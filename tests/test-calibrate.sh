@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..27"
+echo "1..30"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -181,3 +181,17 @@ check $? "a trace's kernels of one op call, summed, fit as the CUPTI rows do"
   ! host "$T/events/fit.cfg" | cmp -s - "$T/base-host" &&
   ! grep -q 'GPU time' "$T/events/log"
 check $? "timing = cuda-events: op latencies, host costs fitted"
+
+# MEASUREMENTS "-" is standard input, read whole and its format found from
+# its first bytes, named <stdin> (in the source it records too); it can be
+# read once.
+"$GPUSIM" calibrate --arch "$A" --date 2026-01-01 --rounds 1 \
+  -o "$T/cupti/stdin.cfg" - < "$T/cupti/set.csv" > /dev/null 2>&1 &&
+  grep -q '^  source = "<stdin> (device test-gpu)";' "$T/cupti/stdin.cfg" &&
+  grep -v '^  source = ' "$T/cupti/fit.cfg" > "$T/fit1" &&
+  grep -v '^  source = ' "$T/cupti/stdin.cfg" > "$T/fit2" &&
+  cmp -s "$T/fit1" "$T/fit2"
+check $? "- reads a measurement set from standard input: the same fit"
+run 2 "standard input given twice" --arch "$A" -o "$T/bad.cfg" - -
+grep -q "'-' (standard input) given 2 times: it can be read once" "$T/err"
+check $? "the refusal says that standard input can be read once"

@@ -6,7 +6,7 @@ cd "$GS_SRCDIR/tests/data/predict" || exit 1
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..21"
+echo "1..24"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -228,3 +228,21 @@ printf 'device,op,B,H,latency_ms\nh100-sxm5-80gb,add,4096,1024,0.03\n' \
   cmp -s "$tmp/v21a.csv" "$tmp/v21b.csv" && cmp -s "$tmp/v.csv" "$tmp/v21c.csv"
 check 21 "a short name and its GPU's name, or two paths to one file: once" \
   test $? = 0
+
+# 22-24. MEASUREMENTS.csv "-" is standard input, read whole and its format
+#        found from its first bytes (a measurement set, gzip or not, a
+#        profiler trace), named <stdin> in messages.
+"$GPUSIM" validate --arch "$A" --all --format csv - < "$tmp/measured.csv" \
+  > "$tmp/v22.csv" &&
+  gzip -c "$tmp/measured.csv" |
+    "$GPUSIM" validate --arch "$A" --all --format csv - > "$tmp/v22z.csv" &&
+  cmp -s "$tmp/v.csv" "$tmp/v22.csv" && cmp -s "$tmp/v.csv" "$tmp/v22z.csv"
+check 22 "- reads a measurement set from standard input (gzip too)" test $? = 0
+"$GPUSIM" validate --arch "$A" --format csv - < "$tmp/trace.json" \
+  > "$tmp/v23.csv" && cmp -s "$tmp/t.csv" "$tmp/v23.csv"
+check 23 "- reads a profiler trace from standard input: the same table" \
+  test $? = 0
+"$GPUSIM" validate --arch "$A" - < "$tmp/nolat.csv" > /dev/null 2> "$tmp/e24"
+rc=$?
+check 24 "a row without latency_ms on standard input: exit 3 naming <stdin>:3" \
+  sh -c "test $rc = 3 && grep -q '^gpusim validate: <stdin>:3: ' '$tmp/e24'"
