@@ -331,7 +331,10 @@ rule_simple (Bw *b)
   const GsMgNode *n = b->node;
   int64_t rows = n->op.rows, cols = n->op.cols;
   int x = n->in[0];
-  const GsMgValue *xv = val (b, x);
+  /* A copy: the kernels emitted below append to the values array, which
+   * may move it. */
+  const GsMgValue xcopy = *val (b, x);
+  const GsMgValue *xv = &xcopy;
   int d = -1;
   switch (n->rule)
     {
