@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..26"
+echo "1..27"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -310,4 +310,19 @@ if "$GPUSIM" run tests/data/models/small-mixtral-deep.json --arch h100 \
   ok "deep MoE compiled training"
 else
   fail "deep MoE compiled training"
+fi
+
+# Adam's optimizer step: the foreach update moves 18 parameter-sized
+# tensors (7 kernels), the fused one 7, so the foreach step takes 2-3 times
+# the fused one's time (each of the 7 _foreach_ ops had run all 7 kernels).
+if "$GPUSIM" run tests/data/models/tiny-bert.json --arch h100 --mode training \
+     --optimizer adam --format json > "$tmp/a1.json" 2> "$tmp/err" &&
+   "$GPUSIM" run tests/data/models/tiny-bert.json --arch h100 --mode training \
+     --optimizer adam_fused --format json > "$tmp/a2.json" 2>> "$tmp/err" &&
+   awk -v a="$("$J" "$tmp/a1.json" optimizer_ms)" \
+       -v f="$("$J" "$tmp/a2.json" optimizer_ms)" \
+       'BEGIN { r = a / f; print "# foreach / fused: " r; exit !(r > 1.5 && r < 4) }'; then
+  ok "foreach Adam runs each of its kernels once"
+else
+  fail "foreach Adam against fused Adam"
 fi

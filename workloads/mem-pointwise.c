@@ -307,6 +307,23 @@ mem_lower_optimizer (MemLower *L, GError **error)
     return mta_step (L, &sgd_foreach, op->params, op->dtype, error);
   if (strstr (name, "fused"))
     return mta_step (L, &adam_fused, op->params, op->dtype, error);
+  /* One _foreach_ op of the model's optimizer step ("_foreach_addcmul_"):
+   * its own step of the table, not the whole step. */
+  if (g_str_has_prefix (name, "_foreach_"))
+    {
+      const char *step = name + strlen ("_foreach_");
+      size_t len = strlen (step);
+      if (len > 0 && step[len - 1] == '_')
+        len--;
+      for (guint i = 0; i < G_N_ELEMENTS (adam_foreach); i++)
+        if (strlen (adam_foreach[i].name) == len
+            && strncmp (adam_foreach[i].name, step, len) == 0)
+          return mta_step (L, &adam_foreach[i], op->params, op->dtype,
+                           error);
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: not a step of Adam's multi-tensor update", name);
+      return FALSE;
+    }
   if (strstr (name, "adamw")
       && !mta_step (L, &adamw_decay, op->params, op->dtype, error))
     return FALSE;
