@@ -291,7 +291,19 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                      || cfg->family == GS_HF_GPT_NEO;
   if (learned && need > cfg->max_pos)
     {
-      if (r->gen < cfg->max_pos)
+      if (r->gen < cfg->max_pos && opt->at.seq != NULL)
+        {
+          /* The prompt length came from a workload file: name its line
+           * (a usage error where --gen-tokens took part). */
+          gboolean cli = opt->gen_tokens >= 0 && opt->at.gen_tokens == NULL;
+          g_set_error (error, GS_ERROR, cli ? GS_ERROR_USAGE
+                                            : GS_ERROR_INPUT,
+                       "%s: model.seq %d: %d tokens exceed %s's %d learned "
+                       "positions; use seq = %d or less", opt->at.seq,
+                       r->seq, need, cfg->file, cfg->max_pos,
+                       cfg->max_pos - (need - r->seq));
+        }
+      else if (r->gen < cfg->max_pos)
         g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                      "%s: %d tokens exceed the model's %d learned positions; "
                      "use --seq %d or less", cfg->file, need, cfg->max_pos,

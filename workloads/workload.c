@@ -402,6 +402,7 @@ load_model_group (const char *file, const config_setting_t *group,
 {
   g_autofree char *where = gs_cfg_where (group);
   g_autofree char *mode_at = NULL, *gen_at = NULL, *dtype_at = NULL;
+  g_autofree char *seq_at = NULL;
   g_autofree char *attention_at = NULL, *optimizer_at = NULL, *moe_at = NULL;
   if (!config_setting_is_group (group))
     {
@@ -438,7 +439,7 @@ load_model_group (const char *file, const config_setting_t *group,
   GsWorkloadOptions o = *cli;
   if (o.batch == 0)
     o.batch = m.batch;
-  if (o.seq == 0)
+  if (o.seq == 0 && (o.at.seq = seq_at = setting_at (group, "seq")))
     o.seq = m.seq;
   if (o.gen_tokens < 0 && (o.at.gen_tokens = gen_at =
                            setting_at (group, "gen_tokens")) != NULL)

@@ -33,6 +33,7 @@ typedef struct {
    * GS_ERROR_INPUT, not GS_ERROR_USAGE). */
   struct {
     const char *mode, *gen_tokens, *dtype, *attention, *optimizer, *moe;
+    const char *seq;
   } at;
 } GsWorkloadOptions;
 
