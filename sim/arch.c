@@ -412,11 +412,19 @@ gs_arch_short_name_of (const GsArch *a)
 gboolean
 gs_arch_validate (const GsArch *a, GError **error)
 {
-  const char *f = a->file ? a->file : a->name;
+  return gs_arch_validate_as (a, a->file ? a->file : a->name, error);
+}
+
+gboolean
+gs_arch_validate_as (const GsArch *a, const char *where, GError **error)
+{
 #define BAD(...)                                                            \
   do {                                                                      \
     g_autofree char *msg_ = g_strdup_printf (__VA_ARGS__);                  \
-    g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", f, msg_);       \
+    if (where != NULL)                                                      \
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", where, msg_); \
+    else                                                                    \
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s", msg_);            \
     return FALSE;                                                           \
   } while (0)
   if (a->max_threads < a->warp_size)

@@ -132,6 +132,10 @@ gboolean gs_arch_set (GsArch *arch, const char *key, const char *value,
                       GError **error);
 /* Re-checks cross-parameter consistency after overrides. */
 gboolean gs_arch_validate (const GsArch *arch, GError **error);
+/* The same checks, the message prefixed by WHERE instead of the arch file
+ * (NULL: no prefix), for values the command line changed. */
+gboolean gs_arch_validate_as (const GsArch *arch, const char *where,
+                              GError **error);
 
 /* Derived figures. */
 double gs_arch_clock_mhz (const GsArch *arch);      /* sustained if calibrated */

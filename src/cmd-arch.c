@@ -642,10 +642,9 @@ apply_sets (GsArch *a, char **sets, GHashTable *overridden, GError **error)
         }
       g_hash_table_add (overridden, g_steal_pointer (&key));
     }
-  if (sets && *sets && !gs_arch_validate (a, error))
+  if (sets && *sets && !gs_arch_validate_as (a, "after --set", error))
     {
       (*error)->code = GS_ERROR_USAGE;
-      g_prefix_error (error, "after --set: ");
       return FALSE;
     }
   return TRUE;

@@ -396,7 +396,7 @@ gs_predict_load_arch (const char *name, char **set, GError **error)
         }
       g_autofree char *key = g_strndup (*s, eq - *s);
       if (!gs_arch_set (arch, key, eq + 1, error)
-          || !gs_arch_validate (arch, error))
+          || !gs_arch_validate_as (arch, NULL, error))
         {
           g_prefix_error (error, "--set %s: ", *s);
           gs_arch_free (arch);

@@ -208,7 +208,7 @@ point_arch (const Sweep *s, const Point *p, GError **error)
       if (!gs_arch_set (a, x->key, x->values[p->at[i]], error))
         goto fail;
     }
-  if (!gs_arch_validate (a, error))
+  if (!gs_arch_validate_as (a, NULL, error))
     goto fail;
   return a;
 fail:

@@ -143,7 +143,7 @@ gs_partition_apply_sets (GsArch *arch, char *const *set, GError **error)
       if (!gs_arch_set (arch, key, eq + 1, error))
         return FALSE;
     }
-  if (set && *set && !gs_arch_validate (arch, error))
+  if (set && *set && !gs_arch_validate_as (arch, "after --set", error))
     {
       (*error)->code = GS_ERROR_USAGE;
       return FALSE;

@@ -309,9 +309,9 @@ mem_lower_optimizer (MemLower *L, GError **error)
     return mta_step (L, &adam_fused, op->params, op->dtype, error);
   /* One _foreach_ op of the model's optimizer step ("_foreach_addcmul_"):
    * its own step of the table, not the whole step. */
-  if (g_str_has_prefix (name, "_foreach_"))
+  if (op->name != NULL && g_str_has_prefix (op->name, "_foreach_"))
     {
-      const char *step = name + strlen ("_foreach_");
+      const char *step = op->name + strlen ("_foreach_");
       size_t len = strlen (step);
       if (len > 0 && step[len - 1] == '_')
         len--;
