@@ -84,6 +84,7 @@ typedef struct {
   uint64_t idx;        /* block index within the kernel */
   GsTime start;
   uint32_t slot;
+  uint32_t wave;       /* its round of blocks per SM on its SM, from 1 */
 } Blk;
 
 typedef struct Run Run;
@@ -720,7 +721,9 @@ place (GsGpu *g, Run *r, guint s)
 
   uint64_t idx = r->next_block++;
   double scale = r->uniform ? 1.0 : gs_kernel_block_scale (&r->k, idx);
-  Blk b = { c->V + scale, idx, now, (uint32_t) slot };
+  Blk b = { c->V + scale, idx, now, (uint32_t) slot,
+            (uint32_t) (1 + c->blocks_run
+                            / (uint64_t) r->res.occ.blocks_per_sm) };
   blk_push (c, b);
   c->blocks_run++;
   touch (g, c);
@@ -1026,7 +1029,7 @@ finish_block (GsGpu *g, Class *c, const Blk *b, GsTime now)
     {
       if (g->opt.recorder->block)
         g->opt.recorder->block (g->opt.recorder_data, r->index, b->idx,
-                                c->sm, b->slot, b->start, now);
+                                c->sm, b->slot, b->wave, b->start, now);
       if (g->opt.recorder->sm_warps)
         g->opt.recorder->sm_warps (g->opt.recorder_data, c->sm, now,
                                    sm->warps);

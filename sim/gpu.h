@@ -49,8 +49,12 @@ const char *gs_bound_class (GsBound b);
 
 /* Per-block trace records and counter samples, for --trace. */
 typedef struct {
+  /* Block BLOCK of KERNEL ran on SM in resident slot SLOT, START to END.
+   * WAVE counts from 1 the rounds of blocks per SM of KERNEL that SM
+   * started, this one included: the most on any SM is the result's
+   * waves. */
   void (*block) (void *ud, guint kernel, uint64_t block, guint sm, guint slot,
-                 GsTime start, GsTime end);
+                 guint wave, GsTime start, GsTime end);
   /* Resident warps on SM at time T changed to WARPS. */
   void (*sm_warps) (void *ud, guint sm, GsTime t, int warps);
   /* DRAM bandwidth in use, bytes/s, from time T on. */

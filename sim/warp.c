@@ -88,6 +88,7 @@ struct Blk {
   Kern *kern;
   uint64_t idx;
   guint sm, slot;
+  guint wave;                 /* its round of blocks per SM there, from 1 */
   int64_t start;              /* cycle */
   int warps_left;             /* warps still issuing */
   double done_max;            /* latest completion of its warps, cycles */
@@ -498,6 +499,8 @@ place (Sim *s, Kern *kn, guint sm_id)
   sm->warps += kn->warps;
   if (kn->resident[sm_id]++ == 0)
     kn->since[sm_id] = s->now;
+  b->wave = (guint) (1 + kn->started[sm_id]
+                          / (uint64_t) kn->res->occ.blocks_per_sm);
   kn->started[sm_id]++;
   b->start = s->now;
   b->done_max = (double) s->now;
@@ -653,7 +656,8 @@ finish_block (Sim *s, Blk *b)
   const GsRecorder *rec = s->opt->recorder;
   if (rec && rec->block)
     rec->block (s->opt->recorder_data, kn->index, b->idx, b->sm, b->slot,
-                cycle_ps (s, (double) b->start), cycle_ps (s, (double) s->now));
+                b->wave, cycle_ps (s, (double) b->start),
+                cycle_ps (s, (double) s->now));
   sm_warps_changed (s, b->sm);
   g_free (b->warps);
   g_free (b);

@@ -34,7 +34,6 @@ struct GsTrace {
   const GsGpu *gpu;
   gboolean first;
   GHashTable *named;       /* tids already named */
-  GHashTable *ends;        /* (kernel, sm) -> GArray of block end times */
   GArray *sm_warps;        /* Sample per SM, not yet written */
   Sample dram;
 };
@@ -91,45 +90,15 @@ launch (const GsTrace *t, guint kernel)
   return &g_array_index (t->prog->launches, GsLaunch, kernel);
 }
 
-/* The wave of a block on its SM: one more than the full rounds of the
- * kernel's blocks (blocks per SM of them) that had ended on that SM when
- * it started.  Blocks are reported in the order they end, so every block
- * that ended before this one started has been seen. */
-static guint
-block_wave (GsTrace *t, guint kernel, guint sm, GsTime start, GsTime end)
-{
-  gpointer key = GSIZE_TO_POINTER (((gsize) kernel << 20) | sm);
-  GArray *ends = g_hash_table_lookup (t->ends, key);
-  if (ends == NULL)
-    {
-      ends = g_array_new (FALSE, FALSE, sizeof (GsTime));
-      g_hash_table_insert (t->ends, key, ends);
-    }
-  guint lo = 0, hi = ends->len;      /* ends are sorted: count <= start */
-  while (lo < hi)
-    {
-      guint mid = (lo + hi) / 2;
-      if (g_array_index (ends, GsTime, mid) <= start)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  g_array_append_val (ends, end);
-  int per_sm = t->gpu ? gs_gpu_result (t->gpu, kernel)->occ.blocks_per_sm : 1;
-  return 1 + lo / (guint) MAX (per_sm, 1);
-}
-
 static void
 on_block (void *ud, guint kernel, uint64_t block, guint sm, guint slot,
-          GsTime start, GsTime end)
+          guint wave, GsTime start, GsTime end)
 {
   GsTrace *t = ud;
   int tid = TID_SLOT (sm, slot);
   char tname[48];
   g_snprintf (tname, sizeof tname, "SM %u slot %u", sm, slot);
   name_track (t, tid, tname, tid);
-
-  guint wave = block_wave (t, kernel, sm, start, end);
 
   const GsLaunch *l = launch (t, kernel);
   sep (t);
@@ -266,8 +235,6 @@ gs_trace_new (FILE *out, const GsProgram *prog, const char *gpu_name)
   t->prog = prog;
   t->first = TRUE;
   t->named = g_hash_table_new (NULL, NULL);
-  t->ends = g_hash_table_new_full (NULL, NULL, NULL,
-                                   (GDestroyNotify) g_array_unref);
   t->sm_warps = g_array_new (FALSE, FALSE, sizeof (Sample));
   t->dram.t = -1;
   fputs ("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", out);
@@ -308,7 +275,6 @@ gs_trace_free (GsTrace *t)
   if (t == NULL)
     return;
   g_hash_table_unref (t->named);
-  g_hash_table_unref (t->ends);
   g_array_unref (t->sm_warps);
   g_free (t);
 }

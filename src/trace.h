@@ -1,8 +1,9 @@
 /* gpusim: Chrome / Perfetto trace of a simulation (--trace FILE.json).
  *
  * One process per GPU; a named track per (SM, resident slot) where every
- * block is a slice named by kernel and block index, with its wave; kernel
- * spans on one track per stream; counter tracks for resident warps per SM
+ * block is a slice named by kernel and block index, with its wave (its
+ * round of blocks per SM on its SM, as GsRecorder gives it); kernel spans
+ * on one track per stream; counter tracks for resident warps per SM
  * and DRAM bandwidth in use.  At --fidelity warp, a track per warp
  * scheduler of SM 0 shows which warp issued when: a slice per run of
  * back-to-back instructions of one warp; gaps are cycles with no warp

@@ -46,10 +46,20 @@ static const char warp_workload[] =
   "    work = { fp32_ops = 4096.0; }; }\n"
   ");\n";
 
+/* Warp level, blocks of uneven length: 16 blocks per SM at a time of
+ * 256 threads, each warp waiting on one load at a time, so the blocks of
+ * a wave end one by one and the next wave starts block by block. */
+static const char waves_workload[] =
+  "name = \"warp-waves\";\n"
+  "kernels = (\n"
+  "  { name = \"u\"; grid = [150]; block = [256]; regs = 32;\n"
+  "    work = { ld_bytes = 16384.0; int_ops = 4096.0; mlp = 1.0; }; }\n"
+  ");\n";
+
 typedef struct {
   double ts, end;          /* us */
   char *name;
-  gint64 kernel, block, wave, instructions;
+  gint64 kernel, block, wave, sm, instructions;
 } Slice;
 
 typedef struct {
@@ -139,7 +149,7 @@ read_slice (Trace *t, JsonObject *e)
   s.ts = json_object_get_double_member (e, "ts");
   s.end = s.ts + json_object_get_double_member (e, "dur");
   s.name = g_strdup (json_object_get_string_member (e, "name"));
-  s.kernel = s.block = s.wave = s.instructions = -1;
+  s.kernel = s.block = s.wave = s.sm = s.instructions = -1;
   g_assert_cmpfloat (s.end, >=, s.ts);
   if (strcmp (cat, "kernel") == 0)
     {
@@ -158,6 +168,7 @@ read_slice (Trace *t, JsonObject *e)
       s.kernel = arg_int (args, "kernel");
       s.block = arg_int (args, "block");
       s.wave = arg_int (args, "wave");
+      s.sm = arg_int (args, "sm");
     }
   else
     {
@@ -341,6 +352,70 @@ check_blocks (Trace *t, const GsProgram *prog, const GsGpu *gpu)
   return total;
 }
 
+static gint
+by_start_wave (gconstpointer a, gconstpointer b)
+{
+  const Slice *x = *(const Slice *const *) a, *y = *(const Slice *const *) b;
+  if (x->ts != y->ts)
+    return x->ts < y->ts ? -1 : 1;
+  return (x->wave > y->wave) - (x->wave < y->wave);
+}
+
+/* The waves of each kernel on each SM, as the report counts them: the
+ * blocks an SM started, in the order it started them, in rounds of the
+ * blocks that fit at once; the last wave on any SM is the kernel's
+ * waves. */
+static void
+check_waves (Trace *t, const GsProgram *prog, const GsGpu *gpu)
+{
+  for (guint k = 0; k < prog->launches->len; k++)
+    {
+      const GsKernelResult *r = gs_gpu_result (gpu, k);
+      g_autoptr (GHashTable) by_sm
+        = g_hash_table_new_full (NULL, NULL, NULL,
+                                 (GDestroyNotify) g_ptr_array_unref);
+      GHashTableIter it;
+      gpointer tid, v;
+      g_hash_table_iter_init (&it, t->tracks);
+      while (g_hash_table_iter_next (&it, &tid, &v))
+        {
+          GArray *a = v;
+          for (guint i = 0; i < a->len; i++)
+            {
+              Slice *s = &g_array_index (a, Slice, i);
+              if (s->wave < 0 || s->kernel != (gint64) k)
+                continue;
+              GPtrArray *p = g_hash_table_lookup (by_sm,
+                                                  GINT_TO_POINTER (s->sm));
+              if (p == NULL)
+                {
+                  p = g_ptr_array_new ();
+                  g_hash_table_insert (by_sm, GINT_TO_POINTER (s->sm), p);
+                }
+              g_ptr_array_add (p, s);
+            }
+        }
+      gint64 most = 0;
+      g_hash_table_iter_init (&it, by_sm);
+      while (g_hash_table_iter_next (&it, NULL, &v))
+        {
+          GPtrArray *p = v;
+          g_ptr_array_sort (p, by_start_wave);
+          for (guint i = 0; i < p->len; i++)
+            {
+              const Slice *s = p->pdata[i];
+              gint64 want = 1 + i / r->occ.blocks_per_sm;
+              if (s->wave != want)
+                g_error ("kernel %u: '%s', block %u started on its SM, "
+                         "is wave %" G_GINT64_FORMAT ", not %" G_GINT64_FORMAT,
+                         k, s->name, i + 1, s->wave, want);
+              most = MAX (most, s->wave);
+            }
+        }
+      g_assert_cmpint (most, ==, r->waves);
+    }
+}
+
 /* One span per kernel, on a "stream n" track, matching the results. */
 static void
 check_kernels (Trace *t, const GsProgram *prog, const GsGpu *gpu)
@@ -375,6 +450,7 @@ test_trace_streams (void)
   check_kernels (&t, prog, gpu);
   guint blocks = check_blocks (&t, prog, gpu);
   g_assert_cmpuint (blocks, ==, 37 + 20 + 24 + 50);
+  check_waves (&t, prog, gpu);
   /* Two streams overlap in time: something ran concurrently. */
   const Slice *b = g_hash_table_lookup (t.kernels, GINT_TO_POINTER (1));
   const Slice *a = g_hash_table_lookup (t.kernels, GINT_TO_POINTER (0));
@@ -403,6 +479,7 @@ test_trace_warp (void)
   check_tracks (&t);
   check_kernels (&t, prog, gpu);
   g_assert_cmpuint (check_blocks (&t, prog, gpu), ==, 16);
+  check_waves (&t, prog, gpu);
 
   gint64 sm0_instructions = 0, expected = 0;
   guint sched_tracks = 0;
@@ -442,11 +519,39 @@ test_trace_warp (void)
   gs_program_free (prog);
 }
 
+/* The waves of a kernel whose blocks end one by one are the waves the
+ * report counts, at both levels. */
+static void
+test_trace_waves (gconstpointer data)
+{
+  GsFidelity fidelity = GPOINTER_TO_INT (data);
+  GsProgram *prog;
+  GsGpu *gpu;
+  g_autofree char *text = run_traced (waves_workload, fidelity, &prog, &gpu);
+  Trace t;
+  trace_parse (&t, text);
+  check_tracks (&t);
+  g_assert_cmpuint (check_blocks (&t, prog, gpu), ==, 150);
+  check_waves (&t, prog, gpu);
+  /* 8 blocks per SM at once on 4 SMs: 150 blocks make 5 waves. */
+  const GsKernelResult *r = gs_gpu_result (gpu, 0);
+  g_assert_cmpint (r->occ.blocks_per_sm, ==, 8);
+  g_assert_cmpint (r->waves, ==, 5);
+  trace_clear (&t);
+  gs_gpu_free (gpu);
+  gs_program_free (prog);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/trace/streams", test_trace_streams);
   g_test_add_func ("/trace/warp", test_trace_warp);
+  g_test_add_data_func ("/trace/waves/block",
+                        GINT_TO_POINTER (GS_FIDELITY_BLOCK),
+                        test_trace_waves);
+  g_test_add_data_func ("/trace/waves/warp",
+                        GINT_TO_POINTER (GS_FIDELITY_WARP), test_trace_waves);
   return g_test_run ();
 }
