@@ -1388,13 +1388,19 @@ load_program (const ExplainArgs *a, int argc, char **argv,
       gs_cli_usage (error, "%s", "--kernel N picks a launch of a WORKLOAD file");
       return NULL;
     }
-  if (a->grid != NULL)
-    return inline_program (a, error);
-  if (a->op != NULL)
-    return op_program (a, arch, error);
   GsWorkloadOptions wopt;
   if (!gs_partition_args_workload (&a->p, &wopt, error))
     return NULL;
+  if (a->grid != NULL)
+    return gs_workload_options_model_only (&wopt, 0, "--grid: an inline "
+                                           "kernel", error)
+           ? inline_program (a, error) : NULL;
+  if (a->op != NULL)
+    return gs_workload_options_model_only (&wopt, GS_WORKLOAD_USES_RUNTIME
+                                           | GS_WORKLOAD_USES_DTYPE,
+                                           "--op: one op, which takes "
+                                           "--runtime and --dtype", error)
+           ? op_program (a, arch, error) : NULL;
   return gs_workload_load (argv[1], &wopt, arch, error);
 }
 

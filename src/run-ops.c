@@ -60,6 +60,11 @@ gs_run_ops_load (const char *file, GsImportFormat format,
                  const GsWorkloadOptions *opt, const GsArch *arch,
                  GError **error)
 {
+  g_autofree char *subject = g_strdup_printf ("%s is an op list, which "
+                                              "takes --runtime", file);
+  if (opt && !gs_workload_options_model_only (opt, GS_WORKLOAD_USES_RUNTIME,
+                                              subject, error))
+    return NULL;
   g_autoptr (GsMeasureSet) set = gs_import_load (file, format, NULL, FALSE,
                                                  error);
   if (set == NULL)

@@ -44,11 +44,12 @@ check 5 "quiet without a terminal, one line per point with --progress" \
   sh -c "test ! -s '$tmp/err' && test \"\$(grep -c '^gpusim sweep: \[[12]/2\]' '$tmp/p')\" -eq 2"
 
 # 6. Workload options as `run` takes them; CSV on standard output.
-"$GPUSIM" sweep examples/labs/waves/waves.workload \
+"$GPUSIM" sweep tests/data/models/tiny-gpt2.json \
   --arch examples/arch/teaching-gpu.cfg --set sm.count=8,16 --mode training \
-  --batch 4 > "$tmp/w.csv"
-check 6 "workload options accepted; 16 SMs make the waves lab faster" \
-  awk -F, 'NR == 2 { a = $3 } NR == 3 { b = $3 } END { exit !(NR == 3 && b < a) }' \
+  --batch 4 --seq 64 > "$tmp/w.csv"
+check 6 "workload options reach the model (training: a backward pass); 16 SMs make it faster" \
+  awk -F, 'NR == 2 { a = $2 } NR == 3 { b = $2 } NR > 1 && !($4 > 0) { bad = 1 }
+           END { exit !(NR == 3 && b < a && !bad) }' \
   "$tmp/w.csv"
 
 # 7. A hypothetical GPU whose base is relative to its file, from elsewhere.

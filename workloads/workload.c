@@ -19,6 +19,45 @@ gs_workload_options_init (GsWorkloadOptions *opt)
   opt->decode_samples = -1;
 }
 
+gboolean
+gs_workload_options_model_only (const GsWorkloadOptions *opt, guint uses,
+                                const char *subject, GError **error)
+{
+  const char *set[10];
+  guint n = 0;
+  if (opt->batch > 0)
+    set[n++] = "--batch";
+  if (opt->seq > 0)
+    set[n++] = "--seq";
+  if (opt->mode != NULL)
+    set[n++] = "--mode";
+  if (opt->runtime >= 0 && !(uses & GS_WORKLOAD_USES_RUNTIME))
+    set[n++] = "--runtime";
+  if (opt->dtype >= 0 && !(uses & GS_WORKLOAD_USES_DTYPE))
+    set[n++] = "--dtype";
+  if (opt->gen_tokens >= 0)
+    set[n++] = "--gen-tokens";
+  if (opt->decode_samples >= 0)
+    set[n++] = "--decode-samples";
+  if (opt->attention != NULL)
+    set[n++] = "--attention";
+  if (opt->optimizer != NULL)
+    set[n++] = "--optimizer";
+  if (opt->moe != NULL)
+    set[n++] = "--moe";
+  g_assert (n <= G_N_ELEMENTS (set));
+  if (n == 0)
+    return TRUE;
+  g_autoptr (GString) names = g_string_new (set[0]);
+  for (guint i = 1; i < n; i++)
+    g_string_append_printf (names, "%s%s", i + 1 < n ? ", " : " and ",
+                            set[i]);
+  g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+               "%s: %s %s to models (a config.json or a .workload naming a "
+               "model)", subject, names->str, n == 1 ? "applies" : "apply");
+  return FALSE;
+}
+
 /* ---------------------------------------------------------------- kernels */
 
 /* One kernel entry as written in the file. */
@@ -571,6 +610,9 @@ load_workload (const char *file, const GsWorkloadOptions *opt,
     }
   if (model != NULL)
     return load_model_group (file, model, opt, arch, error);
+  g_autofree char *subject = g_strdup_printf ("%s lists kernels", file);
+  if (!gs_workload_options_model_only (opt, 0, subject, error))
+    return NULL;
 
   g_autofree char *base = g_path_get_basename (file);
   GsProgram *prog = gs_program_new (name ? name : base, file);

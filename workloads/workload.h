@@ -39,6 +39,21 @@ typedef struct {
 
 void gs_workload_options_init (GsWorkloadOptions *opt);
 
+/* What a workload that is not a model uses of the options, for
+ * gs_workload_options_model_only(). */
+enum {
+  GS_WORKLOAD_USES_RUNTIME = 1 << 0,   /* host costs of an op list */
+  GS_WORKLOAD_USES_DTYPE = 1 << 1      /* explain --op */
+};
+
+/* A workload that is not a model (SUBJECT says what it is, e.g. "FILE
+ * lists kernels") and takes none of OPT's options but those in USES:
+ * FALSE with a GS_ERROR_USAGE naming the others OPT sets, as the command
+ * line spells them, if it sets any. */
+gboolean gs_workload_options_model_only (const GsWorkloadOptions *opt,
+                                         guint uses, const char *subject,
+                                         GError **error);
+
 /* Loads FILE into a program for ARCH.  Errors name file:line (exit 3) or say
  * why no prediction is possible (exit 1). */
 GsProgram *gs_workload_load (const char *file, const GsWorkloadOptions *opt,
