@@ -1323,7 +1323,7 @@ json_kernel (JsonBuilder *b, const Explained *e)
 {
   const GsKernel *k = &e->launch->k;
   json_builder_begin_object (b);
-  jint (b, "index", e->index);
+  jint (b, "index", e->index + 1);     /* launch number, as --kernel */
   jstr (b, "name", k->name);
   jint (b, "launches", e->repeats);
   jint (b, "stream", k->stream);

@@ -539,7 +539,7 @@ json_kernel (JsonBuilder *b, const GsLaunch *l, const GsKernelResult *r,
 {
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "index");
-  json_builder_add_int_value (b, i);
+  json_builder_add_int_value (b, i + 1);   /* launch number, as --kernel */
   json_builder_set_member_name (b, "name");
   json_builder_add_string_value (b, l->k.name ? l->k.name : "");
   json_builder_set_member_name (b, "op_class");
@@ -738,7 +738,7 @@ write_csv (FILE *out, const GsProgram *prog, const GsGpu *gpu)
     {
       const GsLaunch *l = &g_array_index (prog->launches, GsLaunch, i);
       const GsKernelResult *r = gs_gpu_result (gpu, i);
-      fprintf (out, "%u,", i);
+      fprintf (out, "%u,", i + 1);            /* launch number */
       csv_field (out, l->k.name);
       fputc (',', out);
       csv_field (out, launch_class (l));

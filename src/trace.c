@@ -110,8 +110,8 @@ on_block (void *ud, guint kernel, uint64_t block, guint sm, guint slot,
   fprintf (t->out, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
                    "\"args\":{\"kernel\":%u,\"block\":%" G_GUINT64_FORMAT
                    ",\"wave\":%u,\"sm\":%u,\"slot\":%u}}",
-           PID, tid, us (start), us (end - start), kernel, block, wave, sm,
-           slot);
+           PID, tid, us (start), us (end - start), kernel + 1, block, wave,
+           sm, slot);
 }
 
 static void
@@ -183,7 +183,7 @@ on_warp_issue (void *ud, guint kernel, uint64_t block, guint warp, guint sm,
   fprintf (t->out, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
                    "\"args\":{\"kernel\":%u,\"block\":%" G_GUINT64_FORMAT
                    ",\"warp\":%u,\"instructions\":%u}}",
-           PID, tid, us (start), us (end - start), kernel, block, warp,
+           PID, tid, us (start), us (end - start), kernel + 1, block, warp,
            instructions);
 }
 
@@ -202,7 +202,7 @@ on_kernel (void *ud, guint kernel, GsTime start, GsTime end)
   fprintf (t->out, ",\"pid\":%d,\"tid\":%d,\"ts\":%.6f,\"dur\":%.6f,"
                    "\"args\":{\"index\":%u,\"grid\":[%u,%u,%u],"
                    "\"block\":[%u,%u,%u],\"phase\":\"%s\",\"layer\":%d",
-           PID, tid, us (start), us (end - start), kernel, l->k.grid[0],
+           PID, tid, us (start), us (end - start), kernel + 1, l->k.grid[0],
            l->k.grid[1], l->k.grid[2], l->k.block[0], l->k.block[1],
            l->k.block[2], gs_phase_name (l->phase), l->layer);
   if (t->gpu != NULL)

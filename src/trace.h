@@ -7,7 +7,9 @@
  * and DRAM bandwidth in use.  At --fidelity warp, a track per warp
  * scheduler of SM 0 shows which warp issued when: a slice per run of
  * back-to-back instructions of one warp; gaps are cycles with no warp
- * ready.
+ * ready.  Kernels are numbered from 1 in host order (args index of a
+ * kernel span, kernel of a block or warp slice), as reports and explain
+ * --kernel number them; blocks from 0, as blockIdx does.
  * Opens in ui.perfetto.dev and chrome://tracing.
  */
 #ifndef GS_TRACE_H

@@ -6,7 +6,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 T=examples/arch/teaching-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..16"
+echo "1..17"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -152,3 +152,18 @@ check 16 "L2-bound: 67.1 MB through L2 ($res, $l2bs B/s for $ms ms)" \
          test '$res' = L2 &&
          awk 'BEGIN { b = $l2bs * $ms / 1e3; exit !(b > 67108864 * 0.999999 &&
                                                     b < 67108864 * 1.000001) }'"
+
+# 17. A kernel's JSON index is its launch number, the one --kernel takes and
+# the text and run's reports print: the longest of waves.workload is launch 2.
+"$GPUSIM" explain examples/waves.workload --arch h100 --top 1 --format json \
+  > "$tmp/i.json"
+idx=$("$J" "$tmp/i.json" kernels.0.index)
+"$GPUSIM" explain examples/waves.workload --arch h100 --kernel "$idx" \
+  --format json > "$tmp/k.json"
+"$GPUSIM" run examples/waves.workload --arch h100 --format json > "$tmp/r.json"
+check 17 "JSON index $idx is --kernel $idx and run's index of that kernel" \
+  test "$idx" = 2 \
+    -a "$("$J" "$tmp/k.json" kernels.0.name)" = 133-blocks \
+    -a "$("$J" "$tmp/k.json" kernels.0.index)" = 2 \
+    -a "$("$J" "$tmp/r.json" kernels.1.index)" = 2 \
+    -a "$("$J" "$tmp/r.json" kernels.1.name)" = 133-blocks

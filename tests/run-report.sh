@@ -34,10 +34,10 @@ else
   echo "not ok 3 json kernel fields"
 fi
 
-# CSV: a header and one row per launch.
+# CSV: a header and one row per launch, numbered from 1 as --kernel takes it.
 "$GPUSIM" run tests/data/workloads/stream.workload --arch "$toy" --format csv > "$tmp/s.csv"
 if [ "$(wc -l < "$tmp/s.csv")" -eq 2 ] && head -1 "$tmp/s.csv" | grep -q '^index,name,op_class,' &&
-   sed -n 2p "$tmp/s.csv" | grep -q '^0,copy,'; then
+   sed -n 2p "$tmp/s.csv" | grep -q '^1,copy,'; then
   echo "ok 4 csv"
 else
   echo "not ok 4 csv"; sed 's/^/# /' "$tmp/s.csv"

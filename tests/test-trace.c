@@ -153,7 +153,7 @@ read_slice (Trace *t, JsonObject *e)
   g_assert_cmpfloat (s.end, >=, s.ts);
   if (strcmp (cat, "kernel") == 0)
     {
-      s.kernel = arg_int (args, "index");
+      s.kernel = arg_int (args, "index") - 1;   /* launches count from 1 */
       g_assert_false (g_hash_table_contains (t->kernels,
                                              GINT_TO_POINTER (s.kernel)));
       Slice *k = g_new (Slice, 1);
@@ -165,7 +165,7 @@ read_slice (Trace *t, JsonObject *e)
     }
   else if (strcmp (cat, "block") == 0)
     {
-      s.kernel = arg_int (args, "kernel");
+      s.kernel = arg_int (args, "kernel") - 1;
       s.block = arg_int (args, "block");
       s.wave = arg_int (args, "wave");
       s.sm = arg_int (args, "sm");
@@ -173,7 +173,7 @@ read_slice (Trace *t, JsonObject *e)
   else
     {
       g_assert_cmpstr (cat, ==, "warp");
-      s.kernel = arg_int (args, "kernel");
+      s.kernel = arg_int (args, "kernel") - 1;
       s.block = arg_int (args, "block");
       s.instructions = arg_int (args, "instructions");
     }
