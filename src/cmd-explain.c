@@ -39,9 +39,23 @@ typedef struct {
 
 /* ------------------------------------------------------------ arguments */
 
+/* The ops --op takes: attention and those of a predict row, comma-separated
+ * (g_free). */
+static char *
+op_names (void)
+{
+  g_autofree char *rows = gs_predict_op_names ();
+  return g_strdup_printf ("attention, %s", rows);
+}
+
 static gboolean
 parse_args (int *argc, char ***argv, ExplainArgs *a, GError **error)
 {
+  g_autofree char *ops = op_names ();
+  g_autofree char *op_help = g_strdup_printf (
+    "an op lowered through the kernel library (%s), e.g. \"linear B=8 "
+    "M=512 N=4096 K=1024\" or \"attention B=2 H=16 M=8192 K=128 causal=1 "
+    "dtype=bf16\"", ops);
   GOptionEntry entries[] = {
     { "kernel", 'k', 0, G_OPTION_ARG_INT, &a->kernel,
       "explain launch N of the workload (the # column of gpusim run)", "N" },
@@ -58,10 +72,8 @@ parse_args (int *argc, char ***argv, ExplainArgs *a, GError **error)
     { "work", 'w', 0, G_OPTION_ARG_STRING_ARRAY, &a->work,
       "inline kernel: per-block work, e.g. fp32_ops=1e6 (keys of a "
       "workload's work group)", "KEY=VALUE" },
-    { "op", 0, 0, G_OPTION_ARG_STRING, &a->op,
-      "an op lowered through the kernel library, e.g. \"linear B=8 M=512 "
-      "N=4096 K=1024\" or \"attention B=2 H=16 M=8192 K=128 causal=1 "
-      "dtype=bf16\"", "\"OP K=V ...\"" },
+    { "op", 0, 0, G_OPTION_ARG_STRING, &a->op, op_help,
+      "\"OP K=V ...\"" },
     { "format", 'f', 0, G_OPTION_ARG_STRING, &a->format,
       "text (default) or json", "FORMAT" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
@@ -411,6 +423,13 @@ op_program (const ExplainArgs *a, const GsArch *arch, GError **error)
     {
       if (!parse_op_row (a->op, row, error))
         return NULL;
+      if (!gs_predict_is_op (row->op))
+        {
+          g_autofree char *ops = op_names ();
+          gs_cli_usage (error, "--op \"%s\": unknown op '%s' (known: %s)",
+                        a->op, row->op, ops);
+          return NULL;
+        }
       if (!gs_predict_row_fits (arch, set, row, error))
         return NULL;
       if (!gs_predict_row_op (set, row, &op, error))

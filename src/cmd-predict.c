@@ -32,10 +32,6 @@ gs_prediction_clear (GsPrediction *p)
   g_clear_pointer (&p->kernel, g_free);
 }
 
-static const char *const known_ops =
-  "bmm, bmm_nt, linear, ln, softmax, add, mul, div, pow, addu, mulu, divu, powu, "
-  "relu, gelu, tanh";
-
 static gboolean
 row_error (GError **error, const GsMeasureSet *set, const GsMeasureRow *row,
            const char *column, const char *what)
@@ -45,17 +41,41 @@ row_error (GError **error, const GsMeasureSet *set, const GsMeasureRow *row,
   return FALSE;
 }
 
+/* The GEMM ops of a row and what their shape columns mean. */
+static const struct {
+  const char *op, *meaning;
+} gemm_rows[] = {
+  { "bmm", "B batches of [M,N] x [N,K]" },
+  { "bmm_nt", "B batches of [M,N] x [K,N]^T" },
+  { "linear", "B*M rows of N features through an nn.Linear(N, K)" },
+};
+
 /* What a GEMM row's shape columns mean, for OP (NULL: not a GEMM op). */
 static const char *
 gemm_row_meaning (const char *op)
 {
-  if (g_strcmp0 (op, "bmm") == 0)
-    return "B batches of [M,N] x [N,K]";
-  if (g_strcmp0 (op, "bmm_nt") == 0)
-    return "B batches of [M,N] x [K,N]^T";
-  if (g_strcmp0 (op, "linear") == 0)
-    return "B*M rows of N features through an nn.Linear(N, K)";
+  for (guint i = 0; i < G_N_ELEMENTS (gemm_rows); i++)
+    if (g_strcmp0 (op, gemm_rows[i].op) == 0)
+      return gemm_rows[i].meaning;
   return NULL;
+}
+
+gboolean
+gs_predict_is_op (const char *op)
+{
+  return gemm_row_meaning (op) != NULL || gs_mem_is_shape_op (op);
+}
+
+char *
+gs_predict_op_names (void)
+{
+  GString *s = g_string_new (NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (gemm_rows); i++)
+    g_string_append_printf (s, "%s%s", s->len ? ", " : "", gemm_rows[i].op);
+  const char *m;
+  for (guint i = 0; (m = gs_mem_shape_op_name (i)) != NULL; i++)
+    g_string_append_printf (s, ", %s", m);
+  return g_string_free (s, FALSE);
 }
 
 static gboolean
@@ -89,8 +109,9 @@ gs_predict_row_op (const GsMeasureSet *set, const GsMeasureRow *row,
   const char *bad = NULL;
   if (gs_mem_op_from_shape (row->op, row->B, row->H, row->dtype, op, &bad))
     return TRUE;
+  g_autofree char *known = gs_predict_op_names ();
   g_autofree char *what = strcmp (bad, "op") == 0
-    ? g_strdup_printf ("unknown op '%s' (known: %s)", row->op, known_ops)
+    ? g_strdup_printf ("unknown op '%s' (known: %s)", row->op, known)
     : g_strdup_printf ("%s needs a positive %s (%s)", row->op, bad,
                        strcmp (bad, "B") == 0 ? "the number of rows"
                                               : "the row length");

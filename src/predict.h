@@ -38,6 +38,11 @@ typedef struct {
 
 void gs_prediction_clear (GsPrediction *p);
 
+/* Whether OP names an op a row can give (bmm, bmm_nt, linear, ln, softmax
+ * and the pointwise ops), and their names, comma-separated (g_free). */
+gboolean gs_predict_is_op (const char *op);
+char *gs_predict_op_names (void);
+
 /* The op of ROW (read from SET's file).  Errors (GS_ERROR_INPUT) name
  * file:line and the column at fault. */
 gboolean gs_predict_row_op (const GsMeasureSet *set, const GsMeasureRow *row,

@@ -6,7 +6,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 T=examples/arch/teaching-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..17"
+echo "1..18"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -167,3 +167,23 @@ check 17 "JSON index $idx is --kernel $idx and run's index of that kernel" \
     -a "$("$J" "$tmp/k.json" kernels.0.index)" = 2 \
     -a "$("$J" "$tmp/r.json" kernels.1.index)" = 2 \
     -a "$("$J" "$tmp/r.json" kernels.1.name)" = 133-blocks
+
+# 18. The ops --op takes, one list: the unknown-op error's, --help's and
+# gpusim-explain(1)'s (one line of the page), each op of it accepted.
+known=$(sed -n "s/.*(known: \(.*\))\$/\1/p" "$tmp/e4")
+"$GPUSIM" explain --help > "$tmp/help"
+bad=
+for op in $(echo "$known" | tr -d ,); do
+  case $op in
+    attention) spec="attention B=1 H=1 M=64 K=64" ;;
+    bmm|bmm_nt) spec="$op B=1 M=64 N=64 K=64" ;;
+    linear) spec="$op B=1 M=64 N=64 K=64" ;;
+    *) spec="$op B=64 H=64" ;;
+  esac
+  "$GPUSIM" explain --arch h100 --op "$spec" > /dev/null 2>&1 || bad="$bad $op"
+done
+check 18 "--op's ops ($known): error, --help and man page agree${bad:+; refused:$bad}" \
+  sh -c "test -n '$known' && test -z '$bad' &&
+         grep -qF -- '($known)' '$tmp/help' &&
+         grep -qxF -- '$known' man/gpusim-explain.1 &&
+         grep -q 'attention' '$tmp/e4' && grep -q 'bmm_nt' man/gpusim-explain.1"

@@ -446,6 +446,12 @@ gs_mem_is_shape_op (const char *name)
   return find_shape_op (name) != NULL;
 }
 
+const char *
+gs_mem_shape_op_name (guint i)
+{
+  return i < G_N_ELEMENTS (shape_ops) ? shape_ops[i].name : NULL;
+}
+
 gboolean
 gs_mem_op_from_shape (const char *name, int64_t B, int64_t H, GsDtype dtype,
                       GsOp *op, const char **bad_column)

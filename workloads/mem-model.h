@@ -130,6 +130,8 @@ gboolean gs_mem_pointwise_cost (const char *name, double *alu, double *sfu);
  * tensor -- add, mul, div, pow (tensor-tensor), addu, mulu, divu, powu
  * (tensor-scalar), relu, gelu, tanh. */
 gboolean gs_mem_is_shape_op (const char *name);
+/* The name of the Ith of them, in the order above; NULL past the last. */
+const char *gs_mem_shape_op_name (guint i);
 /* Builds the GsOp of such an op over B rows of H elements.  FALSE when
  * NAME is not one of them or a size is not positive; *BAD_COLUMN then
  * names the column at fault ("op", "B" or "H"). */
