@@ -824,8 +824,9 @@ advise (Explainer *x, Explained *e)
     case GS_BOUND_LATENCY:
       if (r->blocks < (uint64_t) nsm)
         g_ptr_array_add (adv, g_strdup_printf (
-          "Only %" G_GUINT64_FORMAT " blocks for %d SMs: a grid of more, "
-          "smaller blocks would put the idle SMs to work.", r->blocks, nsm));
+          "Only %" G_GUINT64_FORMAT " %s for %d SMs: a grid of more, "
+          "smaller blocks would put the idle SMs to work.", r->blocks,
+          gs_plural (r->blocks, "block", "blocks"), nsm));
       if (e->raise != NULL)
         g_ptr_array_add (adv, g_strdup_printf (
           "Too few warps to hide the latencies: %s.", e->raise));
@@ -1033,9 +1034,10 @@ text_waves (FILE *out, const Explainer *x, const Explained *e)
   const GsKernelResult *r = e->res;
   int nsm = gs_gpu_sm_count (x->gpu);
   fprintf (out, "\n  Waves\n");
-  fprintf (out, "    %" G_GUINT64_FORMAT " blocks / %d at once (%d per SM x "
+  fprintf (out, "    %" G_GUINT64_FORMAT " %s / %d at once (%d per SM x "
            "%d SMs) = %.2f waves\n    simulated: %d wave%s\n", r->blocks,
-           e->per_wave, r->occ.blocks_per_sm, nsm, r->waves_exact, r->waves,
+           gs_plural (r->blocks, "block", "blocks"), e->per_wave,
+           r->occ.blocks_per_sm, nsm, r->waves_exact, r->waves,
            r->waves == 1 ? "" : "s");
   if (e->last_wave > 0 && r->waves_exact > 1)
     fprintf (out, "    the last wave has %" G_GUINT64_FORMAT " of %d "
@@ -1131,7 +1133,8 @@ text_kernel (FILE *out, const Explainer *x, const Explained *e)
   const GsWork *w = &k->work;
   fprintf (out, "\nKernel %u: %s", e->index + 1, k->name ? k->name : "?");
   if (e->repeats > 1)
-    fprintf (out, " (and %u identical launches)", e->repeats - 1);
+    fprintf (out, " (and %u identical %s)", e->repeats - 1,
+             gs_plural (e->repeats - 1, "launch", "launches"));
   fprintf (out, "\n  grid ");
   text_dims (out, k->grid);
   fprintf (out, ", block ");
@@ -1168,8 +1171,8 @@ write_text (FILE *out, const Explainer *x)
   if (x->partition)
     fprintf (out, "  partition: %s\n", x->partition);
   g_autofree char *total = gs_format_time (x->sum.total_ms);
-  fprintf (out, "  %.0f kernel launch%s, total %s\n", x->sum.launches,
-           p->launches->len == 1 ? "" : "es", total);
+  fprintf (out, "  %.0f kernel %s, total %s\n", x->sum.launches,
+           gs_plural (x->sum.launches, "launch", "launches"), total);
   if (x->sum.decode_simulated < x->sum.decode_steps)
     fprintf (out, "  %d of %d decode steps simulated, the others "
              "interpolated (the launches are numbered as simulated)\n",
@@ -1445,8 +1448,10 @@ explain (const ExplainArgs *a, int argc, char **argv, FILE **outp,
     return FALSE;
   guint n = prog->launches->len;
   if (a->kernel != GS_CLI_UNSET && (a->kernel < 1 || (guint) a->kernel > n))
-    return gs_cli_usage (error, "--kernel %d: the workload has launches 1 "
-                         "to %u", a->kernel, n);
+    return n == 1 ? gs_cli_usage (error, "--kernel %d: the workload has "
+                                  "one launch, 1", a->kernel)
+                  : gs_cli_usage (error, "--kernel %d: the workload has "
+                                  "launches 1 to %u", a->kernel, n);
   g_autoptr (GsGpu) gpu = gs_program_run (prog, arch, &gopt, error);
   if (gpu == NULL)
     return FALSE;

@@ -605,6 +605,9 @@ gs_cmd_validate (int argc, char **argv)
   if (t.cells->len == 0)
     {
       /* An empty table would read as a perfect score. */
+      g_autofree char *rows = set->rows->len == 1
+        ? g_strdup ("its one row was not")
+        : g_strdup_printf ("none of its %u rows was", set->rows->len);
       if (set->rows->len == 0)
         g_set_error (&error, GS_ERROR, GS_ERROR_INPUT,
                      "%s: no measurements, only a header", set->file);
@@ -614,9 +617,9 @@ gs_cmd_validate (int argc, char **argv)
                      "gpusim predicts alone", set->file);
       else
         g_set_error (&error, GS_ERROR, GS_ERROR_PREDICT,
-                     "%s: none of its %u rows was measured on the GPUs "
-                     "given%s%s%s (see its device column)", set->file,
-                     set->rows->len, split == SPLIT_ALL ? "" : " in the ",
+                     "%s: %s measured on the GPUs given%s%s%s (see its "
+                     "device column)", set->file, rows,
+                     split == SPLIT_ALL ? "" : " in the ",
                      split == SPLIT_ALL ? "" : split_names[split],
                      split == SPLIT_ALL ? "" : " split; --all takes every "
                      "shape");

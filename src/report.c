@@ -350,7 +350,8 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
                  "matmul), %s runtime\n", calls, prog->ops->len,
                  gs_runtime_name (prog->runtime));
       else
-        fprintf (out, "  %u ops as listed, %s runtime\n", prog->ops->len,
+        fprintf (out, "  %u %s as listed, %s runtime\n", prog->ops->len,
+                 gs_plural (prog->ops->len, "op", "ops"),
                  gs_runtime_name (prog->runtime));
     }
   else if (prog->model)
@@ -387,8 +388,8 @@ write_kernel_table (FILE *out, const GsProgram *prog, const GsGpu *gpu,
                occ, gs_bound_name (r->bound), lim);
     }
   if (shown < n)
-    fprintf (out, "  ... %u more launches (--format csv lists them all)\n",
-             n - shown);
+    fprintf (out, "  ... %u more %s (--format csv lists them all)\n",
+             n - shown, gs_plural (n - shown, "launch", "launches"));
 }
 
 static void
@@ -403,8 +404,9 @@ write_breakdown (FILE *out, const char *title, GPtrArray *aggs,
       g_autofree char *t = gs_format_time (a->ms);
       char key[61];
       g_strlcpy (key, a->key, sizeof key);
-      fprintf (out, "  %-60s %12s %6.1f%% %7.0f launches\n", key, t,
-               total > 0 ? 100 * a->ms / total : 0, a->launches);
+      fprintf (out, "  %-60s %12s %6.1f%% %7.0f %s\n", key, t,
+               total > 0 ? 100 * a->ms / total : 0, a->launches,
+               gs_plural (a->launches, "launch", "launches"));
     }
 }
 
@@ -466,8 +468,9 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
       fprintf (out, ")");
     }
   g_autofree char *busy = gs_format_time (sum->gpu_busy_ms);
-  fprintf (out, "\n  %.0f kernel launches, GPU busy %s (%.1f%% of the time)\n",
-           sum->launches, busy,
+  fprintf (out, "\n  %.0f kernel %s, GPU busy %s (%.1f%% of the time)\n",
+           sum->launches, gs_plural (sum->launches, "launch", "launches"),
+           busy,
            sum->span_ms > 0 ? 100 * sum->gpu_busy_ms / sum->span_ms : 0);
   if (sum->kernel_ms > sum->gpu_busy_ms * (1 + 1e-6))
     {

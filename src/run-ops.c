@@ -2,6 +2,7 @@
  * run-ops.h). */
 #include "config.h"
 #include "src/run-ops.h"
+#include "src/output.h"
 #include "src/predict.h"
 #include "calibrate/import.h"
 #include "sim/error.h"
@@ -135,23 +136,28 @@ gs_run_ops_load (const char *file, GsImportFormat format,
     }
   if (plan->ops->len == 0)
     {
+      g_autofree char *rows = set->rows->len == 1
+        ? g_strdup ("its one row names")
+        : g_strdup_printf ("none of its %u rows names", set->rows->len);
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-                   "%s: none of its %u rows names an op gpusim predicts "
-                   "(bmm, linear, ln, softmax, pointwise)", file,
-                   set->rows->len);
+                   "%s: %s no op gpusim predicts (bmm, linear, ln, softmax, "
+                   "pointwise)", file, rows);
       return NULL;
     }
   if (left_out > 0 || measured > 0)
     {
-      fprintf (stderr, "gpusim run: %s: %u ops", file, calls);
+      fprintf (stderr, "gpusim run: %s: %u %s", file, calls,
+               gs_plural (calls, "op", "ops"));
       if (copies > 0)
-        fprintf (stderr, " (and %u copies inside matmul)", copies);
+        fprintf (stderr, " (and %u %s inside matmul)", copies,
+                 gs_plural (copies, "copy", "copies"));
       if (measured > 0)
         fprintf (stderr, " measured at %.3f ms in all", measured);
       if (left_out > 0)
-        fprintf (stderr, "; %u rows name no op gpusim predicts alone "
-                 "(copies, gathers, masking ...) and were left out",
-                 left_out);
+        fprintf (stderr, "; %u %s no op gpusim predicts alone "
+                 "(copies, gathers, masking ...) and %s left out",
+                 left_out, gs_plural (left_out, "row names", "rows name"),
+                 gs_plural (left_out, "was", "were"));
       fprintf (stderr, "\n");
     }
   return gs_model_plan_lower (plan, arch, error);

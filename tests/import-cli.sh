@@ -94,7 +94,7 @@ printf 'name,op,target,input_shapes,output_shape,latency_ms\na,call_method,conti
   > "$tmp/none.csv"
 "$GPUSIM" run "$tmp/none.csv" --arch "$A" > /dev/null 2> "$tmp/err"; rc=$?
 check 12 "run of a trace with no op: exit 1" sh -c "test $rc = 1 &&
-  grep -q 'none of its 1 rows names an op' '$tmp/err'"
+  grep -q 'none.csv: its one row names no op gpusim predicts' '$tmp/err'"
 
 # 13. An output in a directory that does not exist: exit 3 and the message
 #     predict and validate give (not the name of a temporary file).

@@ -1,6 +1,6 @@
 #!/bin/sh
-# gpusim tests: bad command-line options of run, explain and sweep fail
-# with the exact message and exit status listed in
+# gpusim tests: bad command-line options of run, explain, sweep and validate
+# (and a few small inputs) fail with the exact message and exit status listed in
 # tests/bad-input/options/expected.tsv (arguments after 'gpusim', status,
 # message on standard error, tab-separated).  The arguments are read as a
 # shell reads them, in the source directory, with $out an empty directory

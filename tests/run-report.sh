@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..9"
+echo "1..10"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -99,4 +99,26 @@ if [ -n "$pct" ] && awk -v p="$pct" 'BEGIN { exit !(p > 90 && p <= 100) }' &&
   echo "ok 9 two overlapping streams: GPU busy $pct% of the time"
 else
   echo "not ok 9 two streams: GPU busy '$pct'%"; sed 's/^/# /' "$tmp/two.txt"
+fi
+
+# 10. Counts of one are singular: one launch, one op, one block.
+"$GPUSIM" run tests/data/workloads/stream.workload --arch "$toy" > "$tmp/one.txt"
+"$GPUSIM" explain tests/data/workloads/stream.workload --arch "$toy" > "$tmp/onex.txt"
+"$GPUSIM" explain --arch "$toy" --grid 1 --block 64 --work fp32_ops=1e4 > "$tmp/oneb.txt"
+"$GPUSIM" run tests/data/predict/one-op.csv --arch "$toy" > "$tmp/op.txt" 2> "$tmp/op.err"
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --seq 64 --mode training \
+  > "$tmp/m.txt"
+if grep -q '^  1 kernel launch, GPU busy' "$tmp/one.txt" &&
+   grep -q '^  1 kernel launch, total' "$tmp/onex.txt" &&
+   grep -q '^    1 block / ' "$tmp/oneb.txt" &&
+   grep -q 'Only 1 block for 4 SMs' "$tmp/oneb.txt" &&
+   grep -q '^  1 op as listed' "$tmp/op.txt" &&
+   grep -q '^  1 kernel launch,' "$tmp/op.txt" &&
+   grep -q 'one-op.csv: 1 op measured' "$tmp/op.err" &&
+   grep -q '  1 launch$' "$tmp/m.txt" && ! grep -q ' 1 launches' "$tmp/m.txt"; then
+  echo "ok 10 singular counts"
+else
+  echo "not ok 10 singular counts"
+  cat "$tmp/one.txt" "$tmp/onex.txt" "$tmp/oneb.txt" "$tmp/op.txt" "$tmp/op.err" \
+    "$tmp/m.txt" | grep -i 'launch\|block /\|Only\|op' | sed 's/^/# /'
 fi
