@@ -611,6 +611,18 @@ gs_gemm_lower (const GsArch *arch, const GsGemmParams *p,
       if (scale != 1)
         scale_work (kernels, first, scale);
     }
+  else if (s->dtype != GS_DTYPE_FP32
+           && !(arch->tensor_flops_per_clk[s->dtype] > 0))
+    {
+      /* Every kernel of the dtype but fp32's runs on the tensor cores. */
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s has no %s tensor-core throughput (tensor.%s_flops_"
+                   "per_clk = 0), which its %s GEMM kernels need: give it "
+                   "a rate above 0 or use another dtype", arch->name,
+                   gs_dtype_name (s->dtype), gs_dtype_name (s->dtype),
+                   gs_dtype_name (s->dtype));
+      return FALSE;
+    }
   else
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
