@@ -271,6 +271,14 @@ backward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
 }
 
 gboolean
+gs_flash2_runs (const GsArch *arch, GsDtype dtype, int64_t head_dim)
+{
+  return (dtype == GS_DTYPE_FP16 || dtype == GS_DTYPE_BF16)
+         && (arch == NULL || arch->compute_capability >= 80)
+         && head_dim <= GS_FLASH2_MAX_HEAD_DIM;
+}
+
+gboolean
 gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
                          const GsOp *op, GArray *kernels, GError **error)
 {
@@ -294,9 +302,8 @@ gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
   a.kv_share = op->kv_heads > 0 ? (double) heads / op->kv_heads : 1.0;
   a.causal = op->causal;
   gboolean half = op->dtype == GS_DTYPE_FP16 || op->dtype == GS_DTYPE_BF16;
-  gboolean flash = op->attn == GS_ATTN_FLASH2 && half
-                   && arch->compute_capability >= 80
-                   && a.d <= GS_FLASH2_MAX_HEAD_DIM;
+  gboolean flash = op->attn == GS_ATTN_FLASH2
+                   && gs_flash2_runs (arch, op->dtype, a.d);
   a.tensor = half && arch->tensor_flops_per_clk[op->dtype] > 0;
   a.mma_dtype = op->dtype;
   a.mma_passes = 1;

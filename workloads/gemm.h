@@ -280,6 +280,12 @@ gboolean gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
                                   const GsOp *op, GArray *kernels,
                                   GError **error);
 
+/* Does FlashAttention-2 run attention in DTYPE with heads of HEAD_DIM on
+ * ARCH (NULL: any compute capability)?  fp16/bf16, sm80+, head dimension
+ * at most GS_FLASH2_MAX_HEAD_DIM; scaled_dot_product_attention falls back
+ * to the memory-efficient kernels otherwise. */
+gboolean gs_flash2_runs (const GsArch *arch, GsDtype dtype, int64_t head_dim);
+
 /* Shape of a GEMM op (rows, cols, depth, batch, dtype, layout, bias). */
 void gs_gemm_shape_from_op (const GsOp *op, GsGemmShape *s);
 

@@ -8,6 +8,7 @@
  */
 #include "config.h"
 #include "workloads/model.h"
+#include "workloads/gemm.h"
 #include "workloads/hf-config.h"
 #include "workloads/model-build.h"
 #include "workloads/model-memory.h"
@@ -248,14 +249,10 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
    * --, sm80+, heads of at most 256 dimensions), else the memory-efficient
    * one. */
   if (r->sdpa)
-    {
-      gboolean half = r->dtype == GS_DTYPE_FP16 || r->dtype == GS_DTYPE_BF16
-                      || r->dtype == GS_DTYPE_FP8;
-      gboolean flash = half && (arch == NULL
-                                || arch->compute_capability >= 80)
-                       && cfg->head_dim <= GS_FLASH2_MAX_HEAD_DIM;
-      r->attn = flash ? GS_ATTN_FLASH2 : GS_ATTN_MEM_EFF;
-    }
+    r->attn = gs_flash2_runs (arch, r->dtype == GS_DTYPE_FP8 ? GS_DTYPE_BF16
+                                                            : r->dtype,
+                              cfg->head_dim)
+              ? GS_ATTN_FLASH2 : GS_ATTN_MEM_EFF;
   if (r->attn == GS_ATTN_FLASH2 && cfg->head_dim > GS_FLASH2_MAX_HEAD_DIM)
     {
       g_autofree char *at = opt->at.attention
