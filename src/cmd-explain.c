@@ -311,8 +311,9 @@ kernel_array_clear (gpointer k)
 }
 
 /* "attention B=2 H=16 M=8192 K=128 causal=1 impl=flash2": fused attention
- * of B sequences and H heads, M queries against N keys (default M) of
- * head dimension K, as the model builders make it. */
+ * of B sequences and H heads (KV key/value heads, default H), M queries
+ * against N keys (default M) of head dimension K, as the model builders
+ * make it; dropout=1 as in training. */
 static gboolean
 attention_op (const char *spec, GsDtype dtype, GsOp *op, GError **error)
 {
@@ -320,7 +321,7 @@ attention_op (const char *spec, GsDtype dtype, GsOp *op, GError **error)
   op->kind = GS_OP_ATTENTION;
   op->dtype = dtype;
   op->attn = GS_ATTN_FLASH2;
-  int64_t n = 0;
+  int64_t n = 0, kv = 0;
   gboolean named = FALSE;
   for (char **t = tok; *t; t++)
     {
@@ -349,11 +350,12 @@ attention_op (const char *spec, GsDtype dtype, GsOp *op, GError **error)
                                                   : GS_ATTN_MEM_EFF;
           continue;
         }
-      if (strcmp (key, "causal") == 0)
+      if (strcmp (key, "causal") == 0 || strcmp (key, "dropout") == 0)
         {
           if (strcmp (val, "0") != 0 && strcmp (val, "1") != 0)
-            return gs_cli_usage (error, "--op: %s: causal is 0 or 1", *t);
-          op->causal = strcmp (val, "1") == 0;
+            return gs_cli_usage (error, "--op: %s: %s is 0 or 1", *t, key);
+          *(strcmp (key, "causal") == 0 ? &op->causal : &op->dropout)
+            = strcmp (val, "1") == 0;
           continue;
         }
       char *end = NULL;
@@ -362,13 +364,15 @@ attention_op (const char *spec, GsDtype dtype, GsOp *op, GError **error)
                    : strcmp (key, "H") == 0 ? &op->heads
                    : strcmp (key, "M") == 0 ? &op->seq_q
                    : strcmp (key, "N") == 0 ? &n
-                   : strcmp (key, "K") == 0 ? &op->head_dim : NULL;
+                   : strcmp (key, "K") == 0 ? &op->head_dim
+                   : strcmp (key, "KV") == 0 ? &kv : NULL;
       if (f == NULL || end == val || *end != '\0' || v < 1)
         return gs_cli_usage (error, "--op: %s: attention takes B= (batch), "
-                             "H= (heads), M= (queries), N= (keys, default "
-                             "M), K= (head dimension) with a positive whole "
-                             "number, causal=0|1, impl=flash2|mem_eff and "
-                             "dtype=", *t);
+                             "H= (heads), KV= (key/value heads, default "
+                             "H), M= (queries), N= (keys, default M), K= "
+                             "(head dimension) with a positive whole "
+                             "number, causal=0|1, dropout=0|1, "
+                             "impl=flash2|mem_eff and dtype=", *t);
       *f = v;
     }
   const char *need = op->batch < 1 ? "B" : op->heads < 1 ? "H"
@@ -383,7 +387,12 @@ attention_op (const char *spec, GsDtype dtype, GsOp *op, GError **error)
                          "impl=mem_eff", spec, op->head_dim,
                          GS_FLASH2_MAX_HEAD_DIM);
   op->seq_k = n > 0 ? n : op->seq_q;
-  op->kv_heads = op->heads;
+  if (kv > 0 && op->heads % kv != 0)
+    return gs_cli_usage (error, "--op \"%s\": KV=%" G_GINT64_FORMAT " does "
+                         "not divide H=%" G_GINT64_FORMAT ": each key/value "
+                         "head serves a whole group of query heads", spec,
+                         kv, op->heads);
+  op->kv_heads = kv > 0 ? kv : op->heads;
   op->name = g_strdup (op->attn == GS_ATTN_FLASH2 ? "flash_attn_fwd"
                                                   : "efficient_attention_fwd");
   return TRUE;

@@ -560,6 +560,51 @@ test_gemv_and_attention (void)
   f = &g_array_index (k, GsKernel, 0);
   g_assert_cmpuint (f->n_variants, ==, 8);
   g_assert_cmpfloat (f->variants[0].scale, >, f->variants[7].scale);
+  /* One query (a decode step): FlashAttention-2 splits the keys where
+   * the batch-heads leave SMs idle (num_splits_heuristic: 48 batch-heads
+   * of d 64 on 108 SMs against 8192 keys in blocks of 256 take 4
+   * splits), then a combine pass merges the parts.  Causal masking is
+   * off with one query. */
+  GsOp dec;
+  gs_op_copy (&dec, &op);
+  dec.batch = 1;
+  dec.heads = 48;
+  dec.head_dim = 64;
+  dec.seq_q = 1;
+  dec.seq_k = 8192;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &dec, k, &error));
+  g_assert_cmpuint (k->len, ==, 2);
+  f = &g_array_index (k, GsKernel, 0);
+  g_assert_nonnull (strstr (f->name, "flash_fwd_splitkv_kernel"));
+  g_assert_cmpuint (f->grid[1], ==, 4);
+  g_assert_cmpuint (f->grid[2], ==, 48);
+  g_assert_cmpuint (f->n_variants, <=, 1);
+  g_assert_nonnull (strstr (g_array_index (k, GsKernel, 1).name,
+                            "splitkv_combine"));
+  GsTime split_t, whole_t;
+  g_assert_true (gs_fit_run (a, k, &split_t, &error));
+  /* Dropout (training) keeps one block per batch-head. */
+  dec.dropout = TRUE;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &dec, k, &error));
+  g_assert_cmpuint (k->len, ==, 1);
+  g_assert_cmpuint (g_array_index (k, GsKernel, 0).grid[1], ==, 48);
+  g_assert_true (gs_fit_run (a, k, &whole_t, &error));
+  g_assert_cmpfloat ((double) split_t * 2, <, (double) whole_t);
+  /* Grouped-query heads: the 4 query heads of each of 12 K/V heads
+   * become the query rows of one block row (seqlenq_ngroups_swapped),
+   * 12 batch-heads taking 16 splits of the 32 key blocks (18 would fill
+   * the last wave but splits 17 and 18 both give 2 blocks each). */
+  dec.dropout = FALSE;
+  dec.kv_heads = 12;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &dec, k, &error));
+  f = &g_array_index (k, GsKernel, 0);
+  g_assert_cmpuint (f->grid[0], ==, 1);
+  g_assert_cmpuint (f->grid[1], ==, 16);
+  g_assert_cmpuint (f->grid[2], ==, 12);
+  gs_op_clear (&dec);
   /* Backward: pre-pass, main kernel, dQ conversion. */
   op.phase = GS_PHASE_BACKWARD;
   g_array_set_size (k, 0);

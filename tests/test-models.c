@@ -1279,6 +1279,19 @@ test_attention_impl (void)
   g_assert_cmpuint (count_ops (pm, ANY_LAYER, GS_PHASE_BACKWARD,
                                GS_OP_ATTENTION, "efficient_attention_bwd"),
                     ==, 2);
+  /* The attention op says whether dropout runs inside it (GPT-2's
+   * attn_pdrop 0.1, in training only): FlashAttention-2 does not split
+   * the keys then. */
+  g_autofree char *gpt2 = fixture ("tiny-gpt2.json");
+  Req ti = { .batch = 2, .seq = 16, .attention = "flash2",
+             .dtype = GS_DTYPE_BF16 };
+  Req tt = ti;
+  tt.mode = "training";
+  g_autoptr (GsModelPlan) pi = plan_ok (gpt2, &ti, h100);
+  g_autoptr (GsModelPlan) pt = plan_ok (gpt2, &tt, h100);
+  g_assert_false (find_op (pi, 0, "attn", "flash_attn_fwd")->dropout);
+  g_assert_true (find_op (pt, 0, "attn", "flash_attn_fwd")->dropout);
+  g_assert_false (find_op (p, 0, "attn", "flash_attn_fwd")->dropout);
 }
 
 static void

@@ -54,6 +54,13 @@ static const AttnCfg flash_fwd[] = {
   ATT (GS_GEMM_FLASH_FWD, "128x64_d128", 128, 64, 128, 128, 255),
   ATT (GS_GEMM_FLASH_FWD, "64x64_d256", 64, 64, 256, 128, 255),
 };
+/* The split-KV forward (run_mha_fwd_splitkv_dispatch): 64 query rows,
+ * 256 / 128 / 64 keys per step for d <= 64 / 128 / 256, 4 warps. */
+static const AttnCfg flash_splitkv[] = {
+  ATT (GS_GEMM_FLASH_FWD, "64x256_d64", 64, 256, 64, 128, 255),
+  ATT (GS_GEMM_FLASH_FWD, "64x128_d128", 64, 128, 128, 128, 255),
+  ATT (GS_GEMM_FLASH_FWD, "64x64_d256", 64, 64, 256, 128, 255),
+};
 static const AttnCfg flash_bwd[] = {
   ATT (GS_GEMM_FLASH_BWD, "128x128_d64", 128, 128, 64, 256, 255),
   ATT (GS_GEMM_FLASH_BWD, "64x128_d128", 64, 128, 128, 256, 255),
@@ -176,24 +183,28 @@ add_mma (GsWork *w, const Attn *a, double flops)
     w->fp32_ops += flops / 2;
 }
 
-/* Forward: a block owns BR query rows and streams all keys. */
+/* Forward: a block owns BR query rows and streams all keys, or with
+ * SPLITS > 1 its share of them (the split-KV kernel: grid query blocks x
+ * splits x batch-heads, partial outputs and log-sum-exps in fp32). */
 static void
 forward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
-         const GsGemmCfg *cfg, const char *name, GArray *kernels)
+         const GsGemmCfg *cfg, const char *name, int splits, GArray *kernels)
 {
   int br = cfg->tile_rows, bc = cfg->tile_cols;
   int64_t nm = (a->sq + br - 1) / br;
-  double keys = (double) a->sk, d = (double) a->d;
+  double keys = (double) a->sk / splits, d = (double) a->d;
   GsKernel k;
   attn_kernel_init (&k, cfg, p, name);
   k.grid[0] = (uint32_t) nm;
-  k.grid[1] = (uint32_t) a->bh;
+  k.grid[1] = (uint32_t) (splits > 1 ? splits : a->bh);
+  if (splits > 1)
+    k.grid[2] = (uint32_t) a->bh;
   k.smem_dynamic = fit_smem (arch, (br + 2 * bc) * MIN (a->d, 256) * a->e);
   GsWork *w = &k.work;
   add_mma (w, a, 4.0 * br * keys * d);             /* Q K^T and P V */
   w->sfu_ops = (double) br * keys;                  /* exp */
   w->fp32_ops += 5.0 * br * keys;                   /* scale, max, sum, rescale */
-  w->other_ops = cfg->threads * (keys / bc) * 24;   /* loads, syncs, loop */
+  w->other_ops = cfg->threads * ceil (keys / bc) * 24; /* loads, syncs, loop */
   double q = br * d * a->e, kv = 2 * keys * d * a->e;
   /* An additive mask: this block's query rows (or the one broadcast row)
    * of every key, shared in L2 by the heads of a batch. */
@@ -201,7 +212,8 @@ forward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   double mask_dram = a->mask_rows > 1 ? mask / a->heads
                                       : mask / ((double) nm * a->heads);
   w->ld_bytes = q + kv + mask;
-  w->st_bytes = br * d * a->e + br * 4.0;           /* O and log-sum-exp */
+  /* O and the log-sum-exp; split: in fp32, for the combine pass. */
+  w->st_bytes = br * d * (splits > 1 ? 4.0 : a->e) + br * 4.0;
   w->smem_bytes = kv + (cfg->threads / 32.0) * kv;  /* stage + warp reads */
   w->l2_bytes = w->ld_bytes + w->st_bytes;
   /* The query blocks of one head run together and share its K and V in L2;
@@ -209,7 +221,68 @@ forward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   w->dram_bytes = q + w->st_bytes + kv / nm / a->kv_share + mask_dram;
   w->mlp = 8;
   if (a->causal)
-    causal_variants (&k, a, nm, br, FALSE);
+    {
+      Attn all = *a;
+      all.bh = a->bh * splits;
+      causal_variants (&k, &all, nm, br, FALSE);
+    }
+  g_array_append_val (kernels, k);
+}
+
+/* How many splits of the keys FlashAttention-2's forward makes
+ * (num_splits_heuristic() in flash_api.cpp): none while the batch-heads x
+ * 64-row query blocks fill 80% of twice the SMs; otherwise the fewest
+ * splits whose last wave is at least 85% as full as the best split's, of
+ * at most 128, the SMs and the key blocks, and only splits that change
+ * the key blocks per split. */
+static int
+flash_splits (const GsArch *arch, const Attn *a, int block_n)
+{
+  double slots = 2.0 * arch->sm_count;
+  int64_t work = a->bh * ((a->sq + 63) / 64);
+  if (work >= 0.8 * slots)
+    return 1;
+  int64_t nblocks = (a->sk + block_n - 1) / block_n;
+  int max = (int) MIN (MIN ((int64_t) 128, (int64_t) slots), nblocks);
+  double eff[129] = { 0 }, best = 0;
+  for (int s = 1; s <= max; s++)
+    {
+      if (s > 1 && (nblocks + s - 1) / s == (nblocks + s - 2) / (s - 1))
+        continue;
+      double waves = (double) work * s / slots;
+      eff[s] = waves / ceil (waves);
+      best = MAX (best, eff[s]);
+    }
+  for (int s = 1; s <= max; s++)
+    if (eff[s] > 0 && eff[s] >= 0.85 * best)
+      return s;
+  return 1;
+}
+
+/* The split-KV combine pass: KBLOCK rows of every batch-head's queries
+ * per block of 128 threads, reading each split's fp32 partial output and
+ * log-sum-exp and writing the output. */
+static void
+combine (const GsGemmParams *p, const Attn *a, int splits, const char *dt,
+         GArray *kernels)
+{
+  int kblock = a->d % 128 == 0 ? 4 : a->d % 64 == 0 ? 8 : 16;
+  int64_t rows = a->bh * a->sq;
+  g_autofree char *name
+    = g_strdup_printf ("pytorch_flash::flash_fwd_splitkv_combine_kernel<"
+                       "Flash_fwd_kernel_traits<%d, 64, %d, 4, %s>, %d>",
+                       (int) a->d, a->d <= 64 ? 256 : a->d <= 128 ? 128 : 64,
+                       dt, kblock);
+  GsKernel k;
+  attn_kernel_init (&k, &aux_cfg, p, name);
+  k.grid[0] = (uint32_t) ((rows + kblock - 1) / kblock);
+  double elems = (double) kblock * a->d;
+  k.work.fp32_ops = elems * splits * 2 + kblock * splits * 4.0;
+  k.work.sfu_ops = (double) kblock * splits;
+  k.work.other_ops = aux_cfg.threads * 16.0;
+  k.work.ld_bytes = splits * (elems * 4 + kblock * 4.0);
+  k.work.st_bytes = elems * a->e;
+  k.work.mlp = 4;
   g_array_append_val (kernels, k);
 }
 
@@ -345,9 +418,42 @@ gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
                               bwd ? "B" : "F", dt, cfg->tag,
                               MIN (arch->compute_capability, 80));
     }
+  if (!bwd && flash)
+    {
+      /* mha_fwd: one query attends to all keys, so causal masking is
+       * off; with grouped-query heads the query heads sharing a K/V head
+       * become the query rows of one (seqlenq_ngroups_swapped).  Without
+       * dropout the keys split across blocks where the batch-heads leave
+       * SMs idle (flash-decoding), a combine pass merging the parts. */
+      if (a.sq == 1)
+        a.causal = FALSE;
+      int64_t kvh = op->kv_heads > 0 ? op->kv_heads : heads;
+      if (a.sq == 1 && kvh < heads && heads % kvh == 0 && !op->dropout
+          && a.d % 8 == 0)
+        {
+          a.sq = heads / kvh;
+          a.heads = kvh;
+          a.bh = MAX (1, op->batch) * kvh;
+          a.kv_share = 1;
+        }
+      const GsGemmCfg *scfg = pick (flash_splitkv,
+                                    G_N_ELEMENTS (flash_splitkv), a.d);
+      int splits = op->dropout ? 1 : flash_splits (arch, &a, scfg->tile_cols);
+      if (splits > 1)
+        {
+          g_autofree char *sname
+            = g_strdup_printf ("pytorch_flash::flash_fwd_splitkv_kernel<"
+                               "Flash_fwd_kernel_traits<%d, %d, %d, %d, "
+                               "%s>>", scfg->tile_k, scfg->tile_rows,
+                               scfg->tile_cols, scfg->threads / 32, dt);
+          forward (arch, p, &a, scfg, sname, splits, kernels);
+          combine (p, &a, splits, dt, kernels);
+          return TRUE;
+        }
+    }
   if (!bwd)
     {
-      forward (arch, p, &a, cfg, name, kernels);
+      forward (arch, p, &a, cfg, name, 1, kernels);
       return TRUE;
     }
   aux_pass (p, &a, flash ? "pytorch_flash::flash_bwd_dot_do_o_kernel"

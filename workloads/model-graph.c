@@ -442,6 +442,7 @@ gs_mg_attention (GsMg *g, int q, int k, int v, int64_t batch, int64_t heads,
   op.seq_k = seq_k;
   op.head_dim = head_dim;
   op.causal = causal;
+  op.dropout = dropout > 0;
   op.attn = impl;
   op.bias = mask_rows > 0;
   op.rows = mask_rows;

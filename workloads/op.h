@@ -89,6 +89,7 @@ typedef struct {
    * query) of seq_k columns, broadcast over the heads. */
   int64_t heads, kv_heads, seq_q, seq_k, head_dim;
   gboolean causal;
+  gboolean dropout;        /* dropout on the probabilities (training) */
   GsAttnImpl attn;
 
   /* Optimizer. */
