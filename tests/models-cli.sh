@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..27"
+echo "1..29"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -325,4 +325,21 @@ if "$GPUSIM" run tests/data/models/tiny-bert.json --arch h100 --mode training \
   ok "foreach Adam runs each of its kernels once"
 else
   fail "foreach Adam against fused Adam"
+fi
+
+# RoBERTa-base: 514 position rows, the first two at and below the padding
+# id, so 512 tokens run and 513 are refused (exit 1) with the fix.
+if "$GPUSIM" run examples/configs/roberta-base.json --arch h100 --batch 1 \
+     --seq 512 --format json > "$tmp/r.json" 2> "$tmp/err" &&
+   awk -v t="$("$J" "$tmp/r.json" total_ms)" 'BEGIN { exit !(t > 0) }'; then
+  ok "roberta-base at 512 tokens"
+else
+  fail "roberta-base at 512 tokens"
+fi
+"$GPUSIM" run examples/configs/roberta-base.json --arch h100 --seq 513 \
+  > /dev/null 2> "$tmp/err"; st=$?
+if [ "$st" -eq 1 ] && [ "$(cat "$tmp/err")" = "gpusim run: examples/configs/roberta-base.json: 513 tokens exceed the model's 512 learned positions; use --seq 512 or less" ]; then
+  ok "roberta-base at 513 tokens: refused"
+else
+  echo "# status $st"; fail "roberta-base at 513 tokens"
 fi

@@ -236,6 +236,12 @@ test_bad_requests (void)
       "positions" },
     { "tiny-bert.json", { .seq = 16, .gen = 4 }, GS_ERROR_PREDICT,
       "encoder" },
+    { "tiny-roberta.json", { .seq = 16, .gen = 4 }, GS_ERROR_PREDICT,
+      "RoBERTa is an encoder" },
+    /* 130 position rows, the first two at and below pad_token_id 1. */
+    { "tiny-roberta.json", { .seq = 129 }, GS_ERROR_PREDICT,
+      "129 tokens exceed the model's 128 learned positions; use --seq 128 "
+      "or less" },
     { "tiny-gpt2.json", { .attention = "paged" }, GS_ERROR_USAGE, "paged" },
     { "tiny-gpt2.json", { .attention = "flash2" }, GS_ERROR_PREDICT,
       "fp16" },
@@ -272,6 +278,7 @@ typedef struct {
  *  bert   query, key, value, matmul[2 clones, bmm], div, add mask,
  *         softmax, matmul[clone, bmm], contiguous, dense, add, LN,
  *         dense, gelu, dense, add, LN                            = 20
+ *         (RoBERTa's layer is BERT's)
  *  opt    LN, q_proj, *scaling, k_proj, contiguous, v_proj,
  *         contiguous, q contiguous, bmm, add mask, max, softmax, bmm,
  *         contiguous, out_proj, add, LN, fc1, relu, fc2, add      = 21
@@ -286,6 +293,7 @@ static const LayerCase layer_cases[] = {
   { "tiny-gpt2.json", 0, 27, 6 },
   { "tiny-gpt2.json", 1, 27, 6 },
   { "tiny-bert.json", 0, 20, 8 },
+  { "tiny-roberta.json", 1, 20, 8 },
   { "tiny-opt.json", 1, 21, 8 },
   { "tiny-neo.json", 1, 28, 8 },
   { "tiny-llama.json", 0, 44, 9 },
@@ -985,6 +993,112 @@ test_bert_pretraining (void)
                                     GS_OP_GEMM, NULL) - 2));
 }
 
+/* RoBERTa (tiny-roberta: H 64, 2 layers, vocab 1000, 130 position rows,
+ * pad_token_id 1, one token type; B=2, S=16): position ids computed per
+ * token by eight kernels, a B x S position lookup added without
+ * broadcast, no pooler; RobertaClassificationHead in inference,
+ * RobertaForMaskedLM's head in training.  XLM-RoBERTa and CamemBERT are
+ * the same modules. */
+static void
+test_roberta (void)
+{
+  static const char *const pos_ops[] = {
+    "ne", "_to_copy", "cumsum", "_to_copy", "add", "mul", "_to_copy", "add"
+  };
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-roberta.json", &r);
+  guint at = 0;
+  while (at < p->ops->len && g_strcmp0 (op_at (p, at)->tag,
+                                        "roberta.embeddings") != 0)
+    at++;
+  for (guint i = 0; i < G_N_ELEMENTS (pos_ops); i++, at++)
+    {
+      g_assert_cmpuint (at, <, p->ops->len);
+      const GsOp *op = op_at (p, at);
+      g_assert_cmpstr (op->tag, ==, "roberta.embeddings");
+      g_assert_cmpstr (op->name, ==, pos_ops[i]);
+      g_assert_cmpint (gs_op_elems (op), ==, 2 * 16);
+    }
+  g_assert_cmpstr (op_at (p, at)->tag, ==,
+                   "roberta.embeddings.word_embeddings");
+  const GsOp *pe = find_op (p, 0, "roberta.embeddings.position_embeddings",
+                            NULL);
+  g_assert_nonnull (pe);
+  g_assert_cmpint (pe->rows, ==, 2 * 16);
+  const GsOp *add = find_op (p, 0, "roberta.embeddings", "add_");
+  g_assert_nonnull (add);
+  g_assert_cmpint (add->bcast_elems, ==, 0);
+  Req r1 = r;
+  g_autoptr (GsModelPlan) bert = plan_fixture ("tiny-bert.json", &r1);
+  g_assert_cmpint (find_op (bert, 0, "bert.embeddings.position_embeddings",
+                            NULL)->rows, ==, 16);
+  g_assert_cmpuint (count_ops (p, -1, -1, -1, "cumsum"), ==, 1);
+  g_assert_cmpuint (count_ops (bert, -1, -1, -1, "cumsum"), ==, 0);
+  /* The extended mask and the padding check are BERT's. */
+  g_assert_cmpuint (count_tagged (p, "roberta.pad_check", -1, -1, NULL), ==,
+                    3);
+  g_assert_cmpuint (count_waits (p, ""), ==, 2);
+  g_assert_nonnull (find_op (p, 0, "roberta.encoder.layer.1.attention.self",
+                             "_softmax"));
+  /* No pooler: the classification head on the first token's rows. */
+  g_assert_null (find_op (p, 0, "pooler", NULL));
+  assert_gemm (find_op (p, 0, "classifier.dense", NULL), 1, 2, 64, 64);
+  assert_gemm (find_op (p, 0, "classifier.out_proj", NULL), 1, 2, 2, 64);
+  g_assert_cmpuint (count_ops (p, -1, -1, -1, NULL), ==, 3 + 3 + 8 + 6 + 3);
+  g_assert_cmpuint (count_ops (p, -1, -1, -1, "tanh"), ==, 1);
+
+  /* XLM-RoBERTa and CamemBERT run the same ops. */
+  static const char *const renamed[] = {
+    "tiny-xlm-roberta.json", "tiny-camembert.json"
+  };
+  for (guint f = 0; f < G_N_ELEMENTS (renamed); f++)
+    {
+      g_autoptr (GsModelPlan) q = plan_fixture (renamed[f], &r);
+      g_assert_cmpuint (q->ops->len, ==, p->ops->len);
+      for (guint i = 0; i < p->ops->len; i++)
+        {
+          g_assert_cmpstr (op_at (q, i)->name, ==, op_at (p, i)->name);
+          g_assert_cmpstr (op_at (q, i)->tag, ==, op_at (p, i)->tag);
+        }
+    }
+
+  /* Compiled: no padding check; cumsum stays an eager kernel. */
+  Req c = { .batch = 2, .seq = 16, .runtime = GS_RUNTIME_COMPILED };
+  g_autoptr (GsModelPlan) pc = plan_fixture ("tiny-roberta.json", &c);
+  g_assert_cmpuint (count_tagged (pc, "pad_check", -1, -1, NULL), ==, 0);
+  g_assert_cmpuint (count_ops (pc, -1, -1, -1, "cumsum"), ==, 1);
+
+  /* Training: RobertaForMaskedLM, the loss on its logits over every
+   * token; every forward GEMM is on the loss's path. */
+  Req tr = { .batch = 2, .seq = 16, .mode = "training" };
+  g_autoptr (GsModelPlan) t = plan_fixture ("tiny-roberta.json", &tr);
+  check_loss_phase (t);
+  const GsOp *dec = find_op (t, 0, "lm_head.decoder", NULL);
+  assert_gemm (dec, 1, 32, 1000, 64);
+  g_assert_true (dec->bias);
+  assert_gemm (find_op (t, 0, "lm_head.dense", NULL), 1, 32, 64, 64);
+  g_assert_nonnull (find_op (t, 0, "lm_head", "gelu"));
+  g_assert_nonnull (find_op (t, 0, "lm_head.layer_norm", NULL));
+  g_assert_null (find_op (t, 0, "pooler", NULL));
+  g_assert_null (find_op (t, 0, "classifier", NULL));
+  g_assert_null (find_op (t, 0, "cls.", NULL));
+  g_assert_cmpuint (count_ops (t, ANY_LAYER, GS_PHASE_BACKWARD, GS_OP_GEMM,
+                               NULL), ==,
+                    2 * count_ops (t, ANY_LAYER, GS_PHASE_FORWARD,
+                                   GS_OP_GEMM, NULL));
+  g_assert_cmpuint (count_ops (t, ANY_LAYER, GS_PHASE_BACKWARD, -1,
+                               "embedding_dense_backward"), ==, 3);
+  /* Parameters: the 130-row position table, the decoder tied to the word
+   * embeddings (its bias alone is new). */
+  int64_t H = 64, F = 256, layer = 4 * (H * H + H) + F * H + F + H * F + H
+                                   + 4 * H;
+  int64_t want = 1000 * H + 130 * H + 1 * H + 2 * H + 2 * layer
+                 + (H * H + H) + 2 * H + 1000;
+  tr.optimizer = "adam";
+  g_autoptr (GsModelPlan) ta = plan_fixture ("tiny-roberta.json", &tr);
+  g_assert_cmpint (find_op (ta, 0, "optimizer", NULL)->params, ==, want);
+}
+
 static void
 test_optimizer (void)
 {
@@ -1447,6 +1561,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/training/gpt2", test_training);
   g_test_add_func ("/models/training/bert-pretraining",
                    test_bert_pretraining);
+  g_test_add_func ("/models/roberta", test_roberta);
   g_test_add_func ("/models/training/optimizer", test_optimizer);
   g_test_add_func ("/models/training/protocol", test_training_protocol);
   g_test_add_func ("/models/switch/harness", test_switch_harness);

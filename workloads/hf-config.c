@@ -1,9 +1,11 @@
 /* gpusim: Hugging Face config.json files (see hf-config.h).
  *
  * Defaults are those of the transformers configuration classes (GPT2Config,
- * BertConfig, OPTConfig, GPTNeoConfig, LlamaConfig, MixtralConfig,
- * SwitchTransformersConfig, T5Config) for keys a file leaves out; the sizes
- * that define a model (width, depth, heads, vocabulary) must be present.
+ * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, LlamaConfig,
+ * MixtralConfig, SwitchTransformersConfig, T5Config) for keys a file leaves
+ * out; the sizes that define a model (width, depth, heads, vocabulary) must
+ * be present.  XLMRobertaConfig and CamembertConfig differ from
+ * RobertaConfig only in the vocabulary, which a file must give.
  */
 #include "config.h"
 #include "workloads/hf-config.h"
@@ -31,6 +33,16 @@ static const FamilyKeys families[] = {
   { "gpt2", GS_HF_GPT2, "n_embd", "n_layer", "n_head", "vocab_size",
     "n_inner", 0, "n_positions", 1024, "activation_function", "gelu_new" },
   { "bert", GS_HF_BERT, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 3072,
+    "max_position_embeddings", 512, "hidden_act", "gelu" },
+  /* XLMRoberta* and Camembert* are RoBERTa's modules renamed. */
+  { "roberta", GS_HF_ROBERTA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 3072,
+    "max_position_embeddings", 512, "hidden_act", "gelu" },
+  { "xlm-roberta", GS_HF_ROBERTA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 3072,
+    "max_position_embeddings", 512, "hidden_act", "gelu" },
+  { "camembert", GS_HF_ROBERTA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 3072,
     "max_position_embeddings", 512, "hidden_act", "gelu" },
   { "opt", GS_HF_OPT, "hidden_size", "num_hidden_layers",
@@ -65,7 +77,7 @@ const char *
 gs_hf_family_name (GsHfFamily f)
 {
   static const char *const names[GS_HF_FAMILY_COUNT] = {
-    "gpt2", "bert", "opt", "gpt_neo", "llama", "mixtral",
+    "gpt2", "bert", "roberta", "opt", "gpt_neo", "llama", "mixtral",
     "switch_transformers", "t5"
   };
   g_return_val_if_fail (f < GS_HF_FAMILY_COUNT, "?");
@@ -75,8 +87,8 @@ gs_hf_family_name (GsHfFamily f)
 const char *
 gs_hf_supported_types (void)
 {
-  return "gpt2, bert, opt, gpt_neo, llama, mistral, qwen2, qwen3, "
-         "mixtral, switch_transformers, t5";
+  return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
+         "llama, mistral, qwen2, qwen3, mixtral, switch_transformers, t5";
 }
 
 /* Bounds on what a config may say, far above any published model (the
@@ -397,6 +409,47 @@ read_bert (const Reader *r, GsHfConfig *c, GError **error)
                   error);
 }
 
+/* RoBERTa: BERT's keys, and position ids counted from pad_token_id
+ * (create_position_ids_from_input_ids: padding_idx + 1 onwards), so the
+ * first pad_token_id + 1 rows of the position table serve no position. */
+static gboolean
+read_roberta (const Reader *r, GsHfConfig *c, GError **error)
+{
+  if (!read_bert (r, c, error))
+    return FALSE;
+  int pad = 1;               /* RobertaConfig's pad_token_id */
+  if (json_object_has_member (r->obj, "pad_token_id"))
+    {
+      JsonNode *n = json_object_get_member (r->obj, "pad_token_id");
+      GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : 0;
+      double v = t == G_TYPE_INT64 || t == G_TYPE_DOUBLE
+                 ? json_node_get_double (n) : -1;
+      if (v != floor (v) || v < 0 || v > MAX_SIZE)
+        return fail_type (r, "pad_token_id", "a non-negative integer "
+                          "(RoBERTa numbers its positions from it)", error);
+      pad = (int) v;
+    }
+  if (pad >= c->vocab)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key 'pad_token_id' is %d; it must be less than "
+                   "'vocab_size' (%d)", r->file, pad, c->vocab);
+      return FALSE;
+    }
+  if (c->max_pos < pad + 2)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                   "%s: key 'max_position_embeddings' is %d; RoBERTa's "
+                   "positions start after 'pad_token_id' (%d), so it must be "
+                   "at least %d", r->file, c->max_pos, pad, pad + 2);
+      return FALSE;
+    }
+  c->pad_check = TRUE;
+  c->pos_offset = pad + 1;
+  c->max_pos -= c->pos_offset;
+  return TRUE;
+}
+
 static gboolean
 read_opt (const Reader *r, GsHfConfig *c, GError **error)
 {
@@ -640,6 +693,7 @@ gs_hf_config_load (const char *file, GError **error)
     {
     case GS_HF_GPT2: ok = read_gpt2 (&r, c, error); break;
     case GS_HF_BERT: ok = read_bert (&r, c, error); break;
+    case GS_HF_ROBERTA: ok = read_roberta (&r, c, error); break;
     case GS_HF_OPT: ok = read_opt (&r, c, error); break;
     case GS_HF_GPT_NEO: ok = read_neo (&r, c, error); break;
     case GS_HF_LLAMA:

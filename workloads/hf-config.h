@@ -15,6 +15,7 @@
 typedef enum {
   GS_HF_GPT2,      /* gpt2 (and GPT-3-style configs with model_type gpt2) */
   GS_HF_BERT,
+  GS_HF_ROBERTA,   /* roberta, xlm-roberta, camembert */
   GS_HF_OPT,
   GS_HF_GPT_NEO,
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3 */
@@ -46,10 +47,13 @@ typedef struct {
   int head_dim;            /* per head (T5's d_kv may differ from hidden/heads) */
   int ffn;                 /* feed-forward inner width */
   int vocab;
-  int max_pos;             /* learned position table rows (0: none) */
-  int type_vocab;          /* BERT token types */
+  int max_pos;             /* positions a learned table serves (0: none) */
+  int pos_offset;          /* RoBERTa: table rows before the first position
+                            * (padding_idx + 1); the table has max_pos +
+                            * pos_offset rows */
+  int type_vocab;          /* BERT/RoBERTa token types */
   int proj_dim;            /* OPT word_embed_proj_dim */
-  int num_labels;          /* BERT classification head outputs */
+  int num_labels;          /* BERT/RoBERTa classification head outputs */
 
   GsHfAct act;
   gboolean gated;          /* gated FFN: SwiGLU (Llama) or gated-gelu (T5 v1.1) */
@@ -62,8 +66,8 @@ typedef struct {
                             * Qwen2's, whose q/k/v always do) */
   gboolean mlp_bias;       /* Llama family: gate/up/down carry a bias */
   gboolean qk_norm;        /* Qwen3: RMSNorm over each head of q and k */
-  gboolean pad_check;      /* BERT: without an attention mask the model
-                            * looks for pad_token_id in input_ids */
+  gboolean pad_check;      /* BERT/RoBERTa: without an attention mask the
+                            * model looks for pad_token_id in input_ids */
 
   /* Dropout probabilities (active in training). */
   double p_embd, p_attn, p_resid, p_act;

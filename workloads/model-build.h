@@ -4,9 +4,10 @@
  * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
  * call of the task model the reference measurements use: the causal-LM
  * head for GPT-2/OPT/GPT-Neo/Llama/Mixtral, sequence classification (or
- * the pre-training heads in training) for BERT, conditional generation for
+ * the pre-training heads in training) for BERT, sequence classification
+ * (or masked LM in training) for RoBERTa, conditional generation for
  * T5 and Switch Transformers.  model-decoder.c holds the decoder-only
- * families, model-encoder.c BERT and the encoder-decoders, model-blocks.c
+ * families, model-encoder.c BERT, RoBERTa and the encoder-decoders, model-blocks.c
  * what they share (attention, activations, RMS norm, masks, MoE).
  */
 #ifndef GS_MODEL_BUILD_H
@@ -103,7 +104,7 @@ GsMbOut gs_mb_gpt2 (GsMb *b);
 GsMbOut gs_mb_gpt_neo (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, mixtral */
-GsMbOut gs_mb_bert (GsMb *b);
+GsMbOut gs_mb_bert (GsMb *b);     /* bert, roberta */
 GsMbOut gs_mb_t5 (GsMb *b);        /* t5, switch_transformers */
 
 #endif

@@ -1,24 +1,37 @@
-/* gpusim: BERT and the T5-style encoder-decoders (T5, Switch
+/* gpusim: BERT, RoBERTa and the T5-style encoder-decoders (T5, Switch
  * Transformers) as transformers 4.36 runs them.
  *
  * BERT: BertForSequenceClassification in inference (pooler + classifier),
  * BertForPreTraining in training (MLM head over every token + NSP head).
+ * RoBERTa (and XLM-RoBERTa, CamemBERT: its modules renamed): BERT's
+ * encoder layers; position ids computed from the input ids; no pooler
+ * (add_pooling_layer=False); RobertaForSequenceClassification in
+ * inference, RobertaForMaskedLM in training.
  * T5/Switch: XxxForConditionalGeneration(input_ids, attention_mask,
  * decoder_input_ids): encoder, decoder with cross-attention, LM head.
  */
 #include "config.h"
 #include "workloads/model-build.h"
 
-/* ----------------------------------------------------------------- BERT */
+/* -------------------------------------------------------- BERT, RoBERTa */
 
-/* BertSelfAttention + BertSelfOutput (dense, dropout, LayerNorm(h + x)). */
+/* The base model's attribute: its module paths start with it. */
+static const char *
+bert_base (const GsMb *b)
+{
+  return b->cfg->family == GS_HF_ROBERTA ? "roberta" : "bert";
+}
+
+/* BertSelfAttention + BertSelfOutput (dense, dropout, LayerNorm(h + x));
+ * RoBERTa's are copies. */
 static int
 bert_attention (GsMb *b, int i, int x, int mask)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
+  const char *base = bert_base (b);
   int64_t T = b->batch * b->seq, H = c->hidden;
-  gs_mb_scope (b, i, "bert.encoder.layer.%d.attention.self", i);
+  gs_mb_scope (b, i, "%s.encoder.layer.%d.attention.self", base, i);
   gs_mg_module (g);
   gs_mg_module (g);
   int q = gs_mg_linear (g, "query", x, T, H, H, -1, TRUE, FALSE);
@@ -41,12 +54,13 @@ bert_attention (GsMb *b, int i, int x, int mask)
   a.drop_module = TRUE;
   int ctx = gs_mb_attention (b, &a, q, k, v);
   gs_mg_host (g, GS_HOST_PY, 3);
-  gs_mb_scope (b, i, "bert.encoder.layer.%d.attention.output", i);
+  gs_mb_scope (b, i, "%s.encoder.layer.%d.attention.output", base, i);
   gs_mg_module (g);
   int o = gs_mg_linear (g, "dense", ctx, T, H, H, -1, TRUE, FALSE);
   o = gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
   o = gs_mg_pointwise (g, "add", GS_BW_PASS, o, x, T, H, 1, 0, FALSE);
-  gs_mb_scope (b, i, "bert.encoder.layer.%d.attention.output.LayerNorm", i);
+  gs_mb_scope (b, i, "%s.encoder.layer.%d.attention.output.LayerNorm",
+               base, i);
   return gs_mg_layernorm (g, o, T, H);
 }
 
@@ -55,50 +69,80 @@ bert_layer (GsMb *b, int i, int h, int mask)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
+  const char *base = bert_base (b);
   int64_t T = b->batch * b->seq, H = c->hidden;
-  gs_mb_scope (b, i, "bert.encoder.layer.%d", i);
+  gs_mb_scope (b, i, "%s.encoder.layer.%d", base, i);
   gs_mg_module (g);
   int a = bert_attention (b, i, h, mask);
-  gs_mb_scope (b, i, "bert.encoder.layer.%d.intermediate", i);
+  gs_mb_scope (b, i, "%s.encoder.layer.%d.intermediate", base, i);
   gs_mg_module (g);
   int m = gs_mg_linear (g, "dense", a, T, H, c->ffn, -1, TRUE, FALSE);
   m = gs_mb_act (b, c->act, m, T, c->ffn);
-  gs_mb_scope (b, i, "bert.encoder.layer.%d.output", i);
+  gs_mb_scope (b, i, "%s.encoder.layer.%d.output", base, i);
   gs_mg_module (g);
   m = gs_mg_linear (g, "dense", m, T, c->ffn, H, -1, TRUE, FALSE);
   m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
   m = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
-  gs_mb_scope (b, i, "bert.encoder.layer.%d.output.LayerNorm", i);
+  gs_mb_scope (b, i, "%s.encoder.layer.%d.output.LayerNorm", base, i);
   return gs_mg_layernorm (g, m, T, H);
 }
 
-/* BertEmbeddings: word + token type, += position, LayerNorm, dropout. */
+/* create_position_ids_from_input_ids (RoBERTa): mask = input_ids.ne(pad)
+ * .int(); (cumsum(mask, dim=1).type_as(mask) + past_key_values_length) *
+ * mask; .long() + padding_idx.  One kernel each over [B, S]: cumsum of
+ * int32 gives int64, hence the type_as. */
+static void
+roberta_position_ids (GsMb *b)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, S = b->seq;
+  gs_mg_pointwise (g, "ne", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, S, 0, 0, FALSE);
+  gs_mg_pointwise (g, "cumsum", GS_BW_NONE, -1, -1, B, S, 1, 0, FALSE);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, S, 0, 0, FALSE);
+  gs_mg_pointwise (g, "add", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
+  gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B, S, 1, 0, FALSE);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, S, 0, 0, FALSE);
+  gs_mg_pointwise (g, "add", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
+}
+
+/* BertEmbeddings: word + token type, += position, LayerNorm, dropout.
+ * BERT slices its position_ids buffer ([1, S], broadcast over the batch);
+ * RobertaEmbeddings computes them per token first and looks up B x S
+ * rows. */
 static int
 bert_embeddings (GsMb *b, int *word_table)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
+  const char *base = bert_base (b);
+  gboolean roberta = c->family == GS_HF_ROBERTA;
   int64_t S = b->seq, T = b->batch * S, H = c->hidden;
-  gs_mb_scope (b, -1, "bert.embeddings");
+  int64_t pos_rows = (int64_t) c->max_pos + c->pos_offset;
+  gs_mb_scope (b, -1, "%s.embeddings", base);
   gs_mg_module (g);
-  gs_mg_host (g, GS_HOST_VIEW, 1);
+  if (roberta)
+    roberta_position_ids (b);
+  else
+    gs_mg_host (g, GS_HOST_VIEW, 1);
   int word = gs_mg_param (g, (int64_t) c->vocab * H, H);
   int type = gs_mg_param (g, (int64_t) c->type_vocab * H, H);
-  int pos = gs_mg_param (g, (int64_t) c->max_pos * H, H);
+  int pos = gs_mg_param (g, pos_rows * H, H);
   *word_table = word;
-  gs_mb_scope (b, -1, "bert.embeddings.word_embeddings");
+  gs_mb_scope (b, -1, "%s.embeddings.word_embeddings", base);
   int e = gs_mg_embedding (g, word, c->vocab, T, H);
-  gs_mb_scope (b, -1, "bert.embeddings.token_type_embeddings");
+  gs_mb_scope (b, -1, "%s.embeddings.token_type_embeddings", base);
   int t = gs_mg_embedding (g, type, c->type_vocab, T, H);
-  gs_mb_scope (b, -1, "bert.embeddings");
+  gs_mb_scope (b, -1, "%s.embeddings", base);
   int h = gs_mg_pointwise (g, "add", GS_BW_PASS, e, t, T, H, 1, 0, FALSE);
-  gs_mb_scope (b, -1, "bert.embeddings.position_embeddings");
-  int p = gs_mg_embedding (g, pos, c->max_pos, S, H);
-  gs_mb_scope (b, -1, "bert.embeddings");
-  h = gs_mg_pointwise (g, "add_", GS_BW_ADD_BCAST, h, p, T, H, 1, 0, FALSE);
-  gs_mb_scope (b, -1, "bert.embeddings.LayerNorm");
+  gs_mb_scope (b, -1, "%s.embeddings.position_embeddings", base);
+  int p = gs_mg_embedding (g, pos, pos_rows, roberta ? T : S, H);
+  gs_mb_scope (b, -1, "%s.embeddings", base);
+  h = gs_mg_pointwise (g, "add_", roberta ? GS_BW_PASS : GS_BW_ADD_BCAST, h,
+                       p, T, H, 1, 0, FALSE);
+  gs_mb_scope (b, -1, "%s.embeddings.LayerNorm", base);
   h = gs_mg_layernorm (g, h, T, H);
-  gs_mb_scope (b, -1, "bert.embeddings.dropout");
+  gs_mb_scope (b, -1, "%s.embeddings.dropout", base);
   return gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
 }
 
@@ -146,11 +190,60 @@ bert_pretraining_heads (GsMb *b, int h, int pooled, int word)
   return (GsMbOut) { logits, T, c->vocab };
 }
 
+/* RobertaLMHead: dense, gelu (the exact one, whatever hidden_act says),
+ * layer_norm, decoder (tied to the word embeddings, with a bias). */
+static GsMbOut
+roberta_lm_head (GsMb *b, int h, int word)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, -1, "lm_head");
+  gs_mg_module (g);
+  int x = gs_mg_linear (g, "dense", h, T, H, H, -1, TRUE, FALSE);
+  x = gs_mb_act (b, GS_ACT_GELU, x, T, H);
+  gs_mb_scope (b, -1, "lm_head.layer_norm");
+  x = gs_mg_layernorm (g, x, T, H);
+  gs_mb_scope (b, -1, "lm_head");
+  int logits = gs_mg_linear (g, "decoder", x, T, H, c->vocab, word, TRUE,
+                             FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
+  return (GsMbOut) { logits, T, c->vocab };
+}
+
+/* RobertaClassificationHead on features[:, 0, :]: dropout, dense,
+ * torch.tanh, dropout, out_proj.  Inference only: the dropouts are module
+ * calls, and the dense reads the strided [CLS] rows in place. */
+static int
+roberta_classifier (GsMb *b, int h)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, H = c->hidden;
+  gs_mb_scope (b, -1, "classifier");
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 1);      /* features[:, 0, :] */
+  gs_mb_scope (b, -1, "classifier.dropout");
+  h = gs_mg_dropout (g, h, B, H, c->p_resid, TRUE);
+  gs_mb_scope (b, -1, "classifier");
+  int x = gs_mg_linear (g, "dense", h, B, H, H, -1, TRUE, FALSE);
+  x = gs_mg_unary (g, "tanh", x, B, H, 8, 2, "tanh_backward");
+  gs_mb_scope (b, -1, "classifier.dropout");
+  x = gs_mg_dropout (g, x, B, H, c->p_resid, TRUE);
+  gs_mb_scope (b, -1, "classifier");
+  int logits = gs_mg_linear (g, "out_proj", x, B, H, c->num_labels, -1, TRUE,
+                             FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
+  return logits;
+}
+
 /* warn_if_padding_and_no_attention_mask (transformers >= 4.31), with no
  * attention mask given: `pad_token_id in input_ids[:, [-1, 0]]`.  The
  * list index is copied to the GPU (a blocking copy), gathered, compared,
  * reduced by any(), and item() reads the answer (a second wait).  Under
- * torch.compile (is_torchdynamo_compiling()) it returns at once. */
+ * torch.compile (is_torchdynamo_compiling()) it returns at once.  (The
+ * reference inputs are ones: RoBERTa's padding token, so its check finds
+ * one and logs a warning, host work only.) */
 static void
 bert_pad_check (GsMb *b)
 {
@@ -158,23 +251,27 @@ bert_pad_check (GsMb *b)
   int64_t B = b->batch;
   if (!b->cfg->pad_check || g->opt.compiled)
     return;
-  gs_mb_scope (b, -1, "bert.pad_check");
+  gs_mb_scope (b, -1, "%s.pad_check", bert_base (b));
   gs_mg_host (g, GS_HOST_PY, 4);
   gs_mg_host (g, GS_HOST_SYNC, 1);
   gs_mg_copy (g, "index", GS_BW_NONE, -1, B, 2);
   gs_mg_pointwise (g, "eq", GS_BW_NONE, -1, -1, B, 2, 1, 0, TRUE);
   gs_mg_reduce (g, "any", GS_BW_NONE, -1, 1, 2 * B, 1);
   gs_mg_host (g, GS_HOST_SYNC, 1);
-  gs_mb_scope (b, -1, "bert");
+  gs_mb_scope (b, -1, "%s", bert_base (b));
 }
 
+/* BertModel / RobertaModel and the task head: BERT's pooler and
+ * classifier (or pre-training heads), RoBERTa's classification head (or
+ * LM head), which take the sequence output. */
 GsMbOut
 gs_mb_bert (GsMb *b)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
-  gs_mb_scope (b, -1, "bert");
+  gboolean roberta = c->family == GS_HF_ROBERTA;
+  int64_t B = b->batch, S = b->seq, H = c->hidden;
+  gs_mb_scope (b, -1, "%s", bert_base (b));
   bert_pad_check (b);
   gs_mg_host (g, GS_HOST_PY, 12);
   /* attention_mask = torch.ones(B, S); extended: (1.0 - m) * finfo.min. */
@@ -186,6 +283,12 @@ gs_mb_bert (GsMb *b)
   int h = bert_embeddings (b, &word);
   for (int i = 0; i < c->layers; i++)
     h = bert_layer (b, i, h, mask);
+  if (roberta)
+    {
+      if (g->opt.training)
+        return roberta_lm_head (b, h, word);
+      return (GsMbOut) { roberta_classifier (b, h), B, c->num_labels };
+    }
   int pooled = bert_pooler (b, h);
   if (g->opt.training)
     return bert_pretraining_heads (b, h, pooled, word);
@@ -195,7 +298,6 @@ gs_mb_bert (GsMb *b)
   int logits = gs_mg_linear (g, NULL, pooled, B, H, c->num_labels, -1, TRUE,
                              FALSE);
   gs_mg_val (g, logits)->keep = TRUE;
-  (void) T;
   return (GsMbOut) { logits, B, c->num_labels };
 }
 

@@ -271,11 +271,13 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
   int fed = r->decode ? r->gen : MAX (r->gen - 1, 0);
   if (opt->seq <= 0 && cfg->max_pos > 0 && cfg->max_pos - fed >= 1)
     r->seq = MIN (r->seq, cfg->max_pos - fed);
-  if (cfg->family == GS_HF_BERT && (r->gen > 0 || r->decode))
+  if ((cfg->family == GS_HF_BERT || cfg->family == GS_HF_ROBERTA)
+      && (r->gen > 0 || r->decode))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-                   "%s: BERT is an encoder; decoding needs a causal or "
-                   "encoder-decoder model", cfg->file);
+                   "%s: %s is an encoder; decoding needs a causal or "
+                   "encoder-decoder model", cfg->file,
+                   cfg->family == GS_HF_BERT ? "BERT" : "RoBERTa");
       return FALSE;
     }
   /* Learned position tables cannot index past their size.  After a
@@ -284,6 +286,7 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
    * decode mode feeds each of its tokens. */
   int need = r->seq + fed;
   gboolean learned = cfg->family == GS_HF_GPT2 || cfg->family == GS_HF_BERT
+                     || cfg->family == GS_HF_ROBERTA
                      || cfg->family == GS_HF_OPT
                      || cfg->family == GS_HF_GPT_NEO;
   if (learned && need > cfg->max_pos)
@@ -328,7 +331,8 @@ build_forward (GsMb *b)
     case GS_HF_OPT: return gs_mb_opt (b);
     case GS_HF_LLAMA:
     case GS_HF_MIXTRAL: return gs_mb_llama (b);
-    case GS_HF_BERT: return gs_mb_bert (b);
+    case GS_HF_BERT:
+    case GS_HF_ROBERTA: return gs_mb_bert (b);
     case GS_HF_SWITCH:
     case GS_HF_T5: return gs_mb_t5 (b);
     case GS_HF_FAMILY_COUNT: break;
