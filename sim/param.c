@@ -147,15 +147,29 @@ check_int_literals (const char *file, const char *text, int depth,
   return TRUE;
 }
 
-static config_t *
-read_one (const char *file, GError **error)
+/* Settings read from a string have no file: give each of SETTING's the
+ * name FILE (which outlives them), as an @include'd file's have its own. */
+static void
+name_settings (config_setting_t *setting, const char *file)
 {
-  if (!g_file_test (file, G_FILE_TEST_EXISTS))
+  if (setting->file == NULL)
+    setting->file = file;
+  if (config_setting_is_aggregate (setting))
+    for (int i = 0; i < config_setting_length (setting); i++)
+      name_settings (config_setting_get_elem (setting, i), file);
+}
+
+/* FILE, or when TEXT is not NULL, TEXT named FILE (relative @include
+ * paths resolve against FILE's directory, "." for a bare name). */
+static config_t *
+read_one (const char *file, const char *text, GError **error)
+{
+  if (text == NULL && !g_file_test (file, G_FILE_TEST_EXISTS))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: no such file", file);
       return NULL;
     }
-  if (g_file_test (file, G_FILE_TEST_IS_DIR))
+  if (text == NULL && g_file_test (file, G_FILE_TEST_IS_DIR))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: is a directory", file);
       return NULL;
@@ -165,15 +179,16 @@ read_one (const char *file, GError **error)
   char *dir = g_path_get_dirname (file);
   config_set_include_dir (cfg, dir);
   g_free (dir);
-  if (config_read_file (cfg, file) != CONFIG_TRUE)
+  if ((text ? config_read_string (cfg, text)
+            : config_read_file (cfg, file)) != CONFIG_TRUE)
     {
       const char *efile = config_error_file (cfg);
       int line = config_error_line (cfg);
-      const char *text = config_error_text (cfg);
+      const char *etext = config_error_text (cfg);
       if (config_error_type (cfg) == CONFIG_ERR_FILE_IO)
         g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: cannot read: %s",
-                     efile ? efile : file, text ? text : "I/O error");
-      else if (g_strcmp0 (text, "memory exhausted") == 0)
+                     efile ? efile : file, etext ? etext : "I/O error");
+      else if (g_strcmp0 (etext, "memory exhausted") == 0)
         /* libconfig's parser stack: lists or groups nested too deep. */
         g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
                      "%s:%d: lists and groups nest too deep",
@@ -181,13 +196,13 @@ read_one (const char *file, GError **error)
       else
         g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s:%d: %s",
                      efile ? efile : file, line,
-                     text ? text : "syntax error");
+                     etext ? etext : "syntax error");
       cfg_free (cfg);
       return NULL;
     }
-  g_autofree char *text = NULL;
-  if (g_file_get_contents (file, &text, NULL, NULL)
-      && !check_int_literals (file, text, 0, error))
+  g_autofree char *own = NULL;
+  if ((text != NULL || g_file_get_contents (file, &own, NULL, NULL))
+      && !check_int_literals (file, text ? text : own, 0, error))
     {
       cfg_free (cfg);
       return NULL;
@@ -195,8 +210,8 @@ read_one (const char *file, GError **error)
   return cfg;
 }
 
-GsCfgChain *
-gs_cfg_chain_load (const char *file, GError **error)
+static GsCfgChain *
+chain_load (const char *file, const char *text, GError **error)
 {
   GsCfgChain *chain = g_new0 (GsCfgChain, 1);
   chain->refs = 1;
@@ -220,11 +235,13 @@ gs_cfg_chain_load (const char *file, GError **error)
                          "%s: base file cycle through %s", file, cur);
             goto fail;
           }
-      config_t *cfg = read_one (cur, error);
+      config_t *cfg = read_one (cur, chain->cfgs->len ? NULL : text, error);
       if (cfg == NULL)
         goto fail;
       g_ptr_array_add (chain->cfgs, cfg);
       g_ptr_array_add (chain->files, cur);
+      if (chain->cfgs->len == 1 && text != NULL)
+        name_settings (config_root_setting (cfg), cur);
       const char *prev = cur;
       cur = NULL;
 
@@ -262,6 +279,18 @@ fail:
   g_free (cur);           /* not yet owned by the chain */
   gs_cfg_chain_free (chain);
   return NULL;
+}
+
+GsCfgChain *
+gs_cfg_chain_load (const char *file, GError **error)
+{
+  return chain_load (file, NULL, error);
+}
+
+GsCfgChain *
+gs_cfg_chain_load_text (const char *name, const char *text, GError **error)
+{
+  return chain_load (name, text, error);
 }
 
 config_setting_t *

@@ -52,6 +52,12 @@ typedef struct GsCfgChain GsCfgChain;
 /* Reads FILE and, following `base = "other.cfg";` keys (resolved relative
  * to the file that names them), every base.  Syntax errors name file:line. */
 GsCfgChain *gs_cfg_chain_load (const char *file, GError **error);
+/* The same for TEXT, which is not read from a file (standard input):
+ * messages name it NAME, and relative paths (base, @include) resolve
+ * against NAME's directory, the current one for a bare name such as
+ * "<stdin>". */
+GsCfgChain *gs_cfg_chain_load_text (const char *name, const char *text,
+                                    GError **error);
 GsCfgChain *gs_cfg_chain_ref (GsCfgChain *chain);
 void gs_cfg_chain_free (GsCfgChain *chain);   /* drops one reference */
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsCfgChain, gs_cfg_chain_free)

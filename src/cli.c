@@ -2,9 +2,11 @@
 #include "config.h"
 #include "src/commands.h"
 #include "sim/error.h"
+#include "calibrate/csv.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int
 gs_cli_fail (const char *cmd, GError *error)
@@ -34,4 +36,14 @@ gs_cli_usage (GError **error, const char *fmt, ...)
   va_end (ap);
   g_set_error_literal (error, GS_ERROR, GS_ERROR_USAGE, msg);
   return FALSE;
+}
+
+const char *
+gs_cli_workload_input (const char *workload, GBytes **text, GError **error)
+{
+  *text = NULL;
+  if (strcmp (workload, "-") != 0)
+    return workload;
+  *text = gs_csv_read_stdin (error);
+  return *text ? GS_CSV_STDIN : NULL;
 }

@@ -85,7 +85,7 @@ parse_args (int *argc, char ***argv, ExplainArgs *a, GError **error)
   g_option_context_set_summary (ctx,
     "Explains kernels of WORKLOAD, an inline kernel (--grid, --block ...)\n"
     "or an op (--op): occupancy limit by limit, waves and tail, what bound\n"
-    "the kernel and what change would move it.");
+    "the kernel and what change would move it.  WORKLOAD -: standard input.");
   g_option_context_set_description (ctx,
     "Exit status: 0 ok, 1 no prediction possible, 2 usage, 3 bad input.\n"
     "See gpusim-explain(1).");
@@ -1432,7 +1432,12 @@ load_program (const ExplainArgs *a, int argc, char **argv,
                                            "--op: one op, which takes "
                                            "--runtime and --dtype", error)
            ? op_program (a, arch, error) : NULL;
-  return gs_workload_load (argv[1], &wopt, arch, error);
+  g_autoptr (GBytes) text = NULL;
+  const char *file = gs_cli_workload_input (argv[1], &text, error);
+  if (file == NULL)
+    return NULL;
+  wopt.text = text;
+  return gs_workload_load (file, &wopt, arch, error);
 }
 
 static gboolean

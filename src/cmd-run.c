@@ -56,7 +56,8 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
     "WORKLOAD - simulate a workload on a GPU");
   g_option_context_set_summary (ctx,
     "WORKLOAD is a .workload file (kernels or a model) or a Hugging Face\n"
-    "config.json.  Prints the predicted time, per kernel or per op class.");
+    "config.json (-: standard input).  Prints the predicted time, per kernel\n"
+    "or per op class.");
   g_option_context_set_description (ctx,
     "Exit status: 0 ok, 1 no prediction possible, 2 usage, 3 bad input.\n"
     "See gpusim-run(1) and gpusim-workload(5).");
@@ -115,6 +116,7 @@ gs_cmd_run (int argc, char **argv)
   GsGpu *gpu = NULL;
   GsOutput *trace_out = NULL, *report_out = NULL;
   GsTrace *trace = NULL;
+  GBytes *text = NULL;    /* WORKLOAD read from standard input */
 
   if (!parse_args (&argc, &argv, &a, &error))
     goto fail;
@@ -150,11 +152,15 @@ gs_cmd_run (int argc, char **argv)
   arch = gs_partition_args_arch (&a.common, &error);
   if (arch == NULL)
     goto fail;
+  const char *file = gs_cli_workload_input (argv[1], &text, &error);
+  if (file == NULL)
+    goto fail;
+  wopt.text = text;
   GsImportFormat ops_format;
-  if (gs_run_ops_is_file (argv[1], &ops_format))
-    prog = gs_run_ops_load (argv[1], ops_format, &wopt, arch, &error);
+  if (text == NULL && gs_run_ops_is_file (file, &ops_format))
+    prog = gs_run_ops_load (file, ops_format, &wopt, arch, &error);
   else
-    prog = gs_workload_load (argv[1], &wopt, arch, &error);
+    prog = gs_workload_load (file, &wopt, arch, &error);
   if (prog == NULL)
     goto fail;
 
@@ -240,6 +246,7 @@ out:
   gs_gpu_free (gpu);
   gs_program_free (prog);
   gs_arch_free (arch);
+  g_clear_pointer (&text, g_bytes_unref);
   args_clear (&a);
   return status;
 }

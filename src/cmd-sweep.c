@@ -47,6 +47,7 @@ typedef struct {
 typedef struct {
   const SweepArgs *args;
   const char *workload;
+  GBytes *text;            /* the workload read from standard input */
   GsArch *base;
   GArray *axes;            /* Axis */
   GArray *points;          /* Point */
@@ -79,7 +80,8 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
   g_option_context_set_summary (ctx,
     "Runs WORKLOAD on every combination of the --set values and writes one\n"
     "CSV row per point: the values, total_ms, forward_ms, backward_ms,\n"
-    "optimizer_ms and the speedup over ARCH as given.");
+    "optimizer_ms and the speedup over ARCH as given.  WORKLOAD -: standard\n"
+    "input.");
   g_option_context_set_description (ctx,
     "Exit status: 0 ok, 1 no prediction possible, 2 usage, 3 bad input.\n"
     "See gpusim-sweep(1).");
@@ -184,6 +186,7 @@ simulate (const Sweep *s, const GsArch *arch, Point *p, GError **error)
                                     a->p.fidelity, a->p.warp_policy, &gopt,
                                     error))
     return FALSE;
+  wopt.text = s->text;
   g_autoptr (GsProgram) prog = gs_workload_load (s->workload, &wopt, arch,
                                                  error);
   if (prog == NULL)
@@ -454,10 +457,16 @@ sweep (const SweepArgs *a, int argc, char **argv, GError **error)
     }
   if (!check_files (a->output ? a->output : "-", a->plot, error))
     return FALSE;
-  Sweep s = { a, argv[1], NULL, NULL, NULL, 0, FALSE, FALSE };
+  Sweep s = { a, argv[1], NULL, NULL, NULL, NULL, 0, FALSE, FALSE };
   s.base = gs_partition_args_arch (&a->p, error);
   if (s.base == NULL)
     return FALSE;
+  s.workload = gs_cli_workload_input (argv[1], &s.text, error);
+  if (s.workload == NULL)
+    {
+      gs_arch_free (s.base);
+      return FALSE;
+    }
   s.axes = g_array_new (FALSE, TRUE, sizeof (Axis));
   g_array_set_clear_func (s.axes, axis_clear);
   s.points = g_array_new (FALSE, TRUE, sizeof (Point));
@@ -476,6 +485,7 @@ sweep (const SweepArgs *a, int argc, char **argv, GError **error)
   g_array_unref (s.points);
   g_array_unref (s.axes);
   gs_arch_free (s.base);
+  g_clear_pointer (&s.text, g_bytes_unref);
   return ok;
 }
 

@@ -30,4 +30,11 @@ gboolean gs_cli_parse (GOptionContext *ctx, int *argc, char ***argv,
 gboolean gs_cli_usage (GError **error, const char *fmt, ...)
   G_GNUC_PRINTF (2, 3);
 
+/* The WORKLOAD argument of run, sweep and explain: "-" reads standard
+ * input whole into *TEXT (for GsWorkloadOptions.text) and returns the
+ * name it has in messages, "<stdin>"; any other is a file, returned with
+ * *TEXT NULL.  NULL when standard input cannot be read. */
+const char *gs_cli_workload_input (const char *workload, GBytes **text,
+                                   GError **error);
+
 #endif

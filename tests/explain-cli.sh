@@ -6,7 +6,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 T=examples/arch/teaching-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..18"
+echo "1..19"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -187,3 +187,8 @@ check 18 "--op's ops ($known): error, --help and man page agree${bad:+; refused:
          grep -qF -- '($known)' '$tmp/help' &&
          grep -qxF -- '$known' man/gpusim-explain.1 &&
          grep -q 'attention' '$tmp/e4' && grep -q 'bmm_nt' man/gpusim-explain.1"
+
+# 19. WORKLOAD "-" is standard input, named <stdin>.
+"$GPUSIM" explain - --arch h100 < examples/saxpy.workload > "$tmp/in.txt"; r=$?
+check 19 "explain - reads the workload from standard input" \
+  sh -c "test $r = 0 && head -1 '$tmp/in.txt' | grep -q '^gpusim explain: <stdin> on h100'"

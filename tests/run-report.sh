@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..10"
+echo "1..11"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -121,4 +121,28 @@ else
   echo "not ok 10 singular counts"
   cat "$tmp/one.txt" "$tmp/onex.txt" "$tmp/oneb.txt" "$tmp/op.txt" "$tmp/op.err" \
     "$tmp/m.txt" | grep -i 'launch\|block /\|Only\|op' | sed 's/^/# /'
+fi
+
+# 11. WORKLOAD "-" is standard input, a config.json when it starts with
+# '{', else a .workload, whose relative paths resolve against the current
+# directory; messages name it <stdin>.
+W=tests/data/workloads/stream.workload
+"$GPUSIM" run - --arch "$toy" --format csv < "$W" > "$tmp/in.csv"; r1=$?
+"$GPUSIM" run "$W" --arch "$toy" --format csv > "$tmp/file.csv"
+"$GPUSIM" run - --arch h100 --seq 32 --format json \
+  < tests/data/models/tiny-gpt2.json > "$tmp/in.json"; r2=$?
+(cd examples && "$GPUSIM" run - --arch h100 --batch 1 --seq 32 \
+  --format json < bert.workload) > "$tmp/bert.json"; r3=$?
+printf 'kernels = (\n  { name = "k"; grid = 1; block = 32; foo = 1; } );\n' |
+  "$GPUSIM" run - --arch "$toy" > /dev/null 2> "$tmp/e1"; r4=$?
+printf '{"model_type": "gpt2"}' |
+  "$GPUSIM" run - --arch h100 > /dev/null 2> "$tmp/e2"; r5=$?
+if [ $r1 = 0 ] && cmp -s "$tmp/in.csv" "$tmp/file.csv" &&
+   [ $r2 = 0 ] && [ "$("$J" "$tmp/in.json" model)" = gpt2 ] &&
+   [ $r3 = 0 ] && [ "$("$J" "$tmp/bert.json" model)" = bert ] &&
+   [ $r4 = 3 ] && grep -qx "gpusim run: <stdin>:2: unknown key 'foo'" "$tmp/e1" &&
+   [ $r5 = 3 ] && grep -q "^gpusim run: <stdin>: key 'n_embd' is missing" "$tmp/e2"; then
+  echo "ok 11 run - reads a .workload or a config.json from standard input"
+else
+  echo "not ok 11 run -: $r1 $r2 $r3 $r4 $r5"; cat "$tmp/e1" "$tmp/e2" | sed 's/^/# /'
 fi

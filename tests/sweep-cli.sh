@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..11"
+echo "1..12"
 
 check () {
   n=$1; d=$2; shift 2
@@ -110,3 +110,12 @@ check 11 "training with adam: total = forward + backward + optimizer" \
            NR > 1 { d = $2 - ($3 + $4 + $5); if (d < 0) d = -d
                     if (!($5 > 0 && d < 1e-6 * $2)) ok = 0 }
            END { exit !(ok && NR == 3) }' "$tmp/o.csv"
+
+# 12. WORKLOAD "-" is standard input, read once for every point.
+"$GPUSIM" sweep - --arch h100 --set sm.count=66,132 \
+  < examples/saxpy.workload > "$tmp/in.csv" 2> "$tmp/e12"; r=$?
+"$GPUSIM" sweep examples/saxpy.workload --arch h100 --set sm.count=66,132 \
+  > "$tmp/file.csv" 2>&1
+check 12 "sweep - reads the workload from standard input" \
+  sh -c "test $r = 0 && test \"\$(wc -l < '$tmp/in.csv')\" -eq 3 &&
+         cmp -s '$tmp/in.csv' '$tmp/file.csv'"

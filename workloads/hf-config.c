@@ -614,17 +614,10 @@ check_shape (const Reader *r, const FamilyKeys *fk, GsHfConfig *c,
 }
 
 static JsonObject *
-parse_file (const char *file, JsonParser *parser, GError **error)
+parse_data (const char *file, const char *data, gsize len,
+            JsonParser *parser, GError **error)
 {
-  g_autofree char *data = NULL;
-  gsize len = 0;
   GError *e = NULL;
-  if (!g_file_get_contents (file, &data, &len, &e))
-    {
-      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: %s", file, e->message);
-      g_error_free (e);
-      return NULL;
-    }
   if (!gs_json_check_depth (data, len, file, error))
     return NULL;
   if (!json_parser_load_from_data (parser, data, (gssize) len, &e))
@@ -672,8 +665,24 @@ find_family (const Reader *r, const char **type, GError **error)
 GsHfConfig *
 gs_hf_config_load (const char *file, GError **error)
 {
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  GError *e = NULL;
+  if (!g_file_get_contents (file, &data, &len, &e))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: %s", file, e->message);
+      g_error_free (e);
+      return NULL;
+    }
+  return gs_hf_config_load_data (file, data, len, error);
+}
+
+GsHfConfig *
+gs_hf_config_load_data (const char *file, const char *data, gsize len,
+                        GError **error)
+{
   g_autoptr (JsonParser) parser = json_parser_new ();
-  JsonObject *obj = parse_file (file, parser, error);
+  JsonObject *obj = parse_data (file, data, len, parser, error);
   if (obj == NULL)
     return NULL;
   Reader r = { file, obj };

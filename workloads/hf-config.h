@@ -88,6 +88,10 @@ typedef struct {
 } GsHfConfig;
 
 GsHfConfig *gs_hf_config_load (const char *file, GError **error);
+/* The same for the LEN bytes of DATA, named NAME in messages (standard
+ * input). */
+GsHfConfig *gs_hf_config_load_data (const char *name, const char *data,
+                                    gsize len, GError **error);
 void gs_hf_config_free (GsHfConfig *cfg);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsHfConfig, gs_hf_config_free)
 

@@ -533,7 +533,10 @@ GsModelPlan *
 gs_model_plan (const char *config, const GsWorkloadOptions *opt,
                const GsArch *arch, GError **error)
 {
-  g_autoptr (GsHfConfig) cfg = gs_hf_config_load (config, error);
+  g_autoptr (GsHfConfig) cfg = opt->text
+    ? gs_hf_config_load_data (config, g_bytes_get_data (opt->text, NULL),
+                              g_bytes_get_size (opt->text), error)
+    : gs_hf_config_load (config, error);
   if (cfg == NULL)
     return NULL;
   Request r;

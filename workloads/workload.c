@@ -20,6 +20,17 @@ gs_workload_options_init (GsWorkloadOptions *opt)
 }
 
 gboolean
+gs_workload_text_is_json (GBytes *text)
+{
+  gsize len;
+  const char *p = g_bytes_get_data (text, &len);
+  gsize i = 0;
+  while (i < len && g_ascii_isspace (p[i]))
+    i++;
+  return i < len && p[i] == '{';
+}
+
+gboolean
 gs_workload_options_model_only (const GsWorkloadOptions *opt, guint uses,
                                 const char *subject, GError **error)
 {
@@ -476,6 +487,7 @@ load_model_group (const char *file, const config_setting_t *group,
    * model's default.  The model's errors in a value the file set name its
    * line. */
   GsWorkloadOptions o = *cli;
+  o.text = NULL;   /* the model's config.json is a file */
   if (o.batch == 0)
     o.batch = m.batch;
   if (o.seq == 0 && (o.at.seq = seq_at = setting_at (group, "seq")))
@@ -566,7 +578,17 @@ static GsProgram *
 load_workload (const char *file, const GsWorkloadOptions *opt,
                const GsArch *arch, GError **error)
 {
-  g_autoptr (GsCfgChain) chain = gs_cfg_chain_load (file, error);
+  g_autoptr (GsCfgChain) chain = NULL;
+  if (opt->text != NULL)
+    {
+      /* libconfig reads a string up to its first NUL. */
+      gsize len;
+      const char *data = g_bytes_get_data (opt->text, &len);
+      g_autofree char *text = len ? g_strndup (data, len) : g_strdup ("");
+      chain = gs_cfg_chain_load_text (file, text, error);
+    }
+  else
+    chain = gs_cfg_chain_load (file, error);
   if (chain == NULL)
     return NULL;
   if (gs_cfg_chain_length (chain) > 1)
@@ -644,14 +666,15 @@ gs_workload_load (const char *file, const GsWorkloadOptions *opt,
       gs_workload_options_init (&defaults);
       opt = &defaults;
     }
-  if (!g_file_test (file, G_FILE_TEST_EXISTS))
+  if (opt->text == NULL && !g_file_test (file, G_FILE_TEST_EXISTS))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: no such file", file);
       return NULL;
     }
   /* A config.json: the model layer has the defaults (and caps the
    * sequence at the model's position table). */
-  if (g_str_has_suffix (file, ".json"))
+  if (opt->text != NULL ? gs_workload_text_is_json (opt->text)
+                        : g_str_has_suffix (file, ".json"))
     return gs_model_load (file, opt, arch, error);
   return load_workload (file, opt, arch, error);
 }

@@ -28,6 +28,10 @@ typedef struct {
   const char *optimizer;   /* "none", "adam" (NULL: none) */
   const char *moe;         /* Switch sparse MLP: "harness" or "hf" (NULL:
                             * harness) */
+  GBytes *text;            /* the workload's text where it is not read from
+                            * its FILE (standard input, FILE naming it in
+                            * messages), else NULL; a config.json when it
+                            * starts with '{', else a .workload */
   /* Where a workload file set each of these ("file:line"), NULL where
    * the command line or a default did: an error in one names it (and is
    * GS_ERROR_INPUT, not GS_ERROR_USAGE). */
@@ -46,6 +50,10 @@ enum {
   GS_WORKLOAD_USES_DTYPE = 1 << 1      /* explain --op */
 };
 
+/* Whether TEXT, a workload's, is a config.json: its first character but
+ * white space is '{'. */
+gboolean gs_workload_text_is_json (GBytes *text);
+
 /* A workload that is not a model (SUBJECT says what it is, e.g. "FILE
  * lists kernels") and takes none of OPT's options but those in USES:
  * FALSE with a GS_ERROR_USAGE naming the others OPT sets, as the command
@@ -54,8 +62,8 @@ gboolean gs_workload_options_model_only (const GsWorkloadOptions *opt,
                                          guint uses, const char *subject,
                                          GError **error);
 
-/* Loads FILE into a program for ARCH.  Errors name file:line (exit 3) or say
- * why no prediction is possible (exit 1). */
+/* Loads FILE (or OPT->text, named FILE) into a program for ARCH.  Errors
+ * name file:line (exit 3) or say why no prediction is possible (exit 1). */
 GsProgram *gs_workload_load (const char *file, const GsWorkloadOptions *opt,
                              const GsArch *arch, GError **error);
 
