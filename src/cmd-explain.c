@@ -19,6 +19,7 @@
 #include "src/report.h"
 #include "sim/arch.h"
 #include "sim/error.h"
+#include "sim/occupancy.h"
 #include "sim/partition.h"
 #include "workloads/workload.h"
 
@@ -216,8 +217,34 @@ parse_work (char **work, GsWork *w, GError **error)
   return TRUE;
 }
 
+/* An inline kernel that ARCH cannot run (too many threads, registers or
+ * bytes of shared memory per block) is a usage error naming the options
+ * that ask for it. */
+static gboolean
+inline_fits (const ExplainArgs *a, const GsKernel *k, const GsArch *arch,
+             GError **error)
+{
+  int threads = (int) gs_kernel_threads_per_block (k);
+  GsOccupancy o;
+  GError *e = NULL;
+  if (gs_occupancy_compute (arch, threads, (int) k->regs,
+                            (int) k->smem_dynamic, &o, &e))
+    return TRUE;
+  g_autofree char *opts =
+    threads > arch->max_threads_per_block
+      ? g_strdup_printf ("--block %s", a->block)
+    : (int) k->regs > arch->max_regs_per_thread
+      ? g_strdup_printf ("--regs %d", a->regs)
+    : o.smem_per_block == 0
+      ? g_strdup_printf ("--block %s --regs %d", a->block, a->regs)
+      : g_strdup_printf ("--smem %d", a->smem);
+  gs_cli_usage (error, "%s: %s", opts, e->message);
+  g_error_free (e);
+  return FALSE;
+}
+
 static GsProgram *
-inline_program (const ExplainArgs *a, GError **error)
+inline_program (const ExplainArgs *a, const GsArch *arch, GError **error)
 {
   GsKernel k;
   gs_kernel_init (&k);
@@ -235,7 +262,12 @@ inline_program (const ExplainArgs *a, GError **error)
   k.smem_dynamic = (uint32_t) a->smem;
   k.name = g_strdup ("kernel");
   GsProgram *prog = gs_program_new ("inline kernel", NULL);
-  if (!gs_kernel_validate (&k, error))
+  if (!inline_fits (a, &k, arch, error))
+    {
+      gs_program_free (prog);
+      prog = NULL;
+    }
+  else if (!gs_kernel_validate (&k, error))
     {
       (*error)->code = GS_ERROR_USAGE;
       gs_program_free (prog);
@@ -1425,7 +1457,7 @@ load_program (const ExplainArgs *a, int argc, char **argv,
   if (a->grid != NULL)
     return gs_workload_options_model_only (&wopt, 0, "--grid: an inline "
                                            "kernel", error)
-           ? inline_program (a, error) : NULL;
+           ? inline_program (a, arch, error) : NULL;
   if (a->op != NULL)
     return gs_workload_options_model_only (&wopt, GS_WORKLOAD_USES_RUNTIME
                                            | GS_WORKLOAD_USES_DTYPE,
