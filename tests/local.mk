@@ -12,9 +12,10 @@ TESTS += tests/test-engine
 check_PROGRAMS += tests/jsonq
 tests_jsonq_LDADD = $(TESTS_LDADD)
 
-TESTS += tests/run-bad-input.sh tests/run-report.sh tests/run-docs.sh
+TESTS += tests/run-bad-input.sh tests/run-report.sh tests/run-docs.sh \
+	tests/man-options.sh
 EXTRA_DIST += tests/data tests/bad-input tests/run-bad-input.sh \
-	tests/run-report.sh tests/run-docs.sh
+	tests/run-report.sh tests/run-docs.sh tests/man-options.sh
 
 ## Arch files, `gpusim arch`, gpusim-arch(5) and occupancy.
 check_PROGRAMS += tests/test-arch tests/test-occupancy tests/test-occupancy-cuda
