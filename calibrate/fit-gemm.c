@@ -748,19 +748,22 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
           guint gpu = 0;
           for (guint i = 0; i < c.all_train->len; i++)
             gpu += ((const Sample *) c.all_train->pdata[i])->gpu;
+          g_autofree char *gpu_rows = c.all_train->len == 1
+            ? g_strdup ("it is") : g_strdup_printf ("%u of them", gpu);
           g_autofree char *timing = gpu == 0 ? g_strdup ("")
-            : g_strdup_printf ("; %u of them GPU time (CUPTI or a profiler "
+            : g_strdup_printf ("; %s GPU time (CUPTI or a profiler "
                                "trace's kernels), compared with the "
-                               "simulated GPU time%s", gpu,
+                               "simulated GPU time%s", gpu_rows,
                                kept ? ": no training row timed an op's "
                                       "latency, so overhead_us and burst "
                                       "are the base's" : "");
           g_autofree char *m = g_strdup_printf (
-            "gemm: %u training rows (%u with a known kernel), %d rounds of "
+            "gemm: %u training %s (%u with a known kernel), %d rounds of "
             "coordinate descent, selection trees depth %d, leaves >= %d, "
             "%d bagged; shape residuals of the training rows (%s: "
             "leave-one-out %.2f%%, uncorrected %.2f%%)%s",
-            c.all_train->len, c.train->len, opt.rounds, opt.tree_depth,
+            c.all_train->len, gs_plural (c.all_train->len, "row", "rows"),
+            c.train->len, opt.rounds, opt.tree_depth,
             opt.tree_min_leaf, GS_GEMM_BAGS, rule, 100 * loo, 100 * none,
             timing);
           gs_fit_add_method (fit, m);

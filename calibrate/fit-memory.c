@@ -880,16 +880,20 @@ memory_fit (GsFit *fit, gboolean own_only, gboolean record, GError **error)
   record_errors (fit, &m);
   fit->rows_used += (int) train;
   g_autofree char *host = m.host_kept
-    ? g_strdup_printf ("; all %u training rows are GPU time (CUPTI or a "
+    ? g_strdup_printf ("; %s%u training %s GPU time (CUPTI or a "
                        "profiler trace's kernels), compared with the "
                        "simulated GPU time: none timed an op's latency, so "
                        "the host costs are the base's and no latency "
-                       "residual is learned", train)
+                       "residual is learned", train == 1 ? "its " : "all ",
+                       train, gs_plural (train, "row is", "rows are"))
     : gpu > 0
     ? g_strdup_printf (", host costs by weighted median on the %u training "
-                       "rows that timed an op's latency (the other %u are "
-                       "GPU time, compared with the simulated GPU time)",
-                       train - gpu, gpu)
+                       "%s that timed an op's latency (the other %u %s GPU "
+                       "time, compared with the simulated GPU time)",
+                       train - gpu, gs_plural (train - gpu, "row", "rows"),
+                       gpu, gs_plural (gpu, "is", "are"))
+    : train == 1
+    ? g_strdup (", host costs from its 1 training row")
     : g_strdup_printf (", host costs by weighted median on all %u", train);
   g_autofree char *residuals = m.host_kept ? g_strdup ("")
     : g_strdup_printf ("; latency residuals of the training rows (%s: "

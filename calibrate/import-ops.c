@@ -601,8 +601,10 @@ ops_read (GsCsvReader *r, const char *file, const GsImportOptions *options,
       if (g_strv_length (cells) != g_strv_length (header))
         {
           g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                       "%s:%u: %u fields where the header has %u", file, line,
-                       g_strv_length (cells), g_strv_length (header));
+                       "%s:%u: %u %s where the header has %u", file, line,
+                       g_strv_length (cells),
+                       gs_plural (g_strv_length (cells), "field", "fields"),
+                       g_strv_length (header));
           return NULL;
         }
       nodes++;
@@ -612,8 +614,9 @@ ops_read (GsCsvReader *r, const char *file, const GsImportOptions *options,
   if (set->rows->len == 0)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: %u nodes and none that ran (op call_module, "
-                   "call_function or call_method)", file, nodes);
+                   "%s: %u %s and none that ran (op call_module, "
+                   "call_function or call_method)", file, nodes,
+                   gs_plural (nodes, "node", "nodes"));
       return NULL;
     }
   return g_steal_pointer (&set);

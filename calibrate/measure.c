@@ -449,9 +449,11 @@ take_row (Loader *ld, char **cells, guint line, GError **error)
   if (n != ld->n_cols)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s:%u: %u fields, but the header (line %u) has %u "
-                   "columns: %s", ld->file, line, n, ld->header_line,
-                   ld->n_cols, cells[0][0] == '#'
+                   "%s:%u: %u %s, but the header (line %u) has %u %s: %s",
+                   ld->file, line, n, gs_plural (n, "field", "fields"),
+                   ld->header_line, ld->n_cols,
+                   gs_plural (ld->n_cols, "column", "columns"),
+                   cells[0][0] == '#'
                    ? "a line starting with '#' is a comment only before the "
                      "header"
                    : "quote fields that hold commas (\"a,b\")");

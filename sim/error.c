@@ -22,3 +22,9 @@ gs_error_exit_status (const GError *error)
       return 3;
     }
 }
+
+const char *
+gs_plural (double n, const char *one, const char *many)
+{
+  return n >= 0.5 && n < 1.5 ? one : many;
+}

@@ -22,4 +22,8 @@ typedef enum {
 /* Exit status for an error from any domain. */
 int gs_error_exit_status (const GError *error);
 
+/* For the counts in messages and reports: ONE when N, as "%.0f" prints
+ * it, is 1, else MANY ("1 launch", "2 launches"). */
+const char *gs_plural (double n, const char *one, const char *many);
+
 #endif

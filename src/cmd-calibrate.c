@@ -217,17 +217,32 @@ load_sets (GsFit *fit, gboolean gemm_only, char **files, GPtrArray *sets,
     }
   if (gemm_train == 0)
     {
+      g_autofree char *which = rows == 1
+        ? g_strdup_printf ("the one row for device '%s' is not", fit->device)
+        : g_strdup_printf ("none of the %u rows for device '%s' is", rows,
+                           fit->device);
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-                   "nothing to fit: none of the %u rows for device '%s' is "
-                   "a GEMM row (linear, bmm, bmm_nt) of the training half "
-                   "(%u memory-bound training rows%s); the fit needs them "
-                   "for the sustained clock and the GEMM library, and would "
-                   "otherwise drop those of %s", rows, fit->device, mem_train,
+                   "nothing to fit: %s a GEMM row (linear, bmm, bmm_nt) of "
+                   "the training half (%u memory-bound training %s%s); the "
+                   "fit needs them for the sustained clock and the GEMM "
+                   "library, and would otherwise drop those of %s", which,
+                   mem_train, gs_plural (mem_train, "row", "rows"),
                    gemm_only ? ", not fitted under --gemm-only" : "",
                    fit->arch->name);
       return FALSE;
     }
   return TRUE;
+}
+
+/* "K of the N DEVICE rows are", "1 of the N DEVICE rows is", "the one
+ * DEVICE row is". */
+static char *
+rows_of (guint k, guint n, const char *device)
+{
+  if (n == 1)
+    return g_strdup_printf ("the one %s row is", device);
+  return g_strdup_printf ("%u of the %u %s rows %s", k, n, device,
+                          gs_plural (k, "is", "are"));
 }
 
 /* Says on standard error which of the device's rows no fitter takes
@@ -259,9 +274,9 @@ report_unfitted (const GsFit *fit)
     g_string_append_printf (s, "%s%s %u", s->len ? ", " : "",
                             (const char *) l->data, GPOINTER_TO_UINT (
                               g_hash_table_lookup (count, l->data)));
-  fprintf (stderr, "gpusim calibrate: %u of the %u %s rows are not fitted "
-           "(no fitter takes them): %s\n", total, fit->rows->len,
-           fit->device, s->str);
+  g_autofree char *which = rows_of (total, fit->rows->len, fit->device);
+  fprintf (stderr, "gpusim calibrate: %s not fitted (no fitter takes "
+           "them): %s\n", which, s->str);
 }
 
 static gboolean
@@ -312,10 +327,13 @@ print_errors (FILE *to, const GsFit *fit)
     }
   guint gpu = g_hash_table_size (fit->gpu_time);
   if (gpu > 0)
-    fprintf (to, "%u of the %u %s rows are GPU time (timed by CUPTI, or a "
-             "profiler trace's kernels of one op call): compared with the "
-             "simulated GPU time, no host cost fitted from them\n", gpu,
-             fit->rows->len, fit->device);
+    {
+      g_autofree char *which = rows_of (gpu, fit->rows->len, fit->device);
+      fprintf (to, "%s GPU time (timed by CUPTI, or a profiler trace's "
+               "kernels of one op call): compared with the simulated GPU "
+               "time, no host cost fitted from %s\n", which,
+               gs_plural (gpu, "it", "them"));
+    }
   if (fit->host_kept->len > 0)
     {
       g_autoptr (GString) what = g_string_new (NULL);

@@ -110,9 +110,10 @@ gs_cmd_import (int argc, char **argv)
     }
   else if (!gs_measure_save (set, out, &error))
     goto fail;
-  fprintf (stderr, "gpusim import: %s (%s): %u rows, %u with an op gpusim "
+  fprintf (stderr, "gpusim import: %s (%s): %u %s, %u with an op gpusim "
            "predicts alone%s%s\n", set->file, gs_import_format_name (format),
-           set->rows->len, with_op, strcmp (out, "-") ? " -> " : "",
+           set->rows->len, gs_plural (set->rows->len, "row", "rows"),
+           with_op, strcmp (out, "-") ? " -> " : "",
            strcmp (out, "-") ? out : "");
   args_clear (&a);
   return 0;

@@ -155,9 +155,3 @@ gs_json_text (JsonBuilder *b)
   json_generator_set_pretty (gen, TRUE);
   return json_generator_to_data (gen, NULL);
 }
-
-const char *
-gs_plural (double n, const char *one, const char *many)
-{
-  return n >= 0.5 && n < 1.5 ? one : many;
-}

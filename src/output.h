@@ -23,10 +23,6 @@ gboolean gs_output_commit (GsOutput *out, GError **error);
 /* Closes and removes the temporary file; frees OUT.  NULL is fine. */
 void gs_output_abort (GsOutput *out);
 
-/* ONE when N, as "%.0f" prints it, is 1, else MANY: "1 launch", "2
- * launches". */
-const char *gs_plural (double n, const char *one, const char *many);
-
 /* The document built in B, pretty-printed, without a final newline. */
 char *gs_json_text (JsonBuilder *b);
 

@@ -3,6 +3,7 @@
 #include "src/report.h"
 #include "src/output.h"
 #include "sim/arch.h"
+#include "sim/error.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>

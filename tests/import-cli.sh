@@ -10,7 +10,7 @@ K="$GS_SRCDIR/tests/data/kineto-small.json"
 A="$GS_SRCDIR/tests/data/predict/test-gpu.cfg"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..17"
+echo "1..18"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -128,3 +128,9 @@ check 16 "a broken trace on standard input: exit 3 naming <stdin>:2" sh -c "
 check 17 "standard input that cannot be read (a directory): exit 3" sh -c "
   test $rc = 3 &&
   test \"\$(cat '$tmp/err')\" = 'gpusim import: <stdin>: cannot read: Is a directory'"
+
+# 18. A count of one is singular.
+(cd "$GS_SRCDIR" && "$GPUSIM" import tests/data/predict/one-op.csv) \
+  > /dev/null 2> "$tmp/err"; rc=$?
+check 18 "one row: '1 row'" sh -c "test $rc = 0 &&
+  grep -qx 'gpusim import: tests/data/predict/one-op.csv (measurements): 1 row, 1 with an op gpusim predicts alone' '$tmp/err'"

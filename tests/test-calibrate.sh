@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..30"
+echo "1..33"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -115,6 +115,17 @@ run 2 "unknown arch" --arch no-such-gpu -o "$T/bad.cfg" "$T/small.csv"
 awk -F, 'NR == 1 || $2 == "add" || $2 == "ln"' "$T/small.csv" > "$T/mem.csv"
 run 1 "no GEMM training rows" --arch a100-pcie-80gb -o "$T/bad.cfg" \
   "$T/mem.csv"
+# Counts of one are singular: one row, one row not fitted.
+printf 'device,op,B,H,latency_ms\na100-pcie-80gb,add,64,64,0.01\n' > "$T/one.csv"
+run 1 "one memory-bound row" --arch a100-pcie-80gb -o "$T/bad.cfg" "$T/one.csv"
+grep -q "^gpusim calibrate: nothing to fit: the one row for device 'a100-pcie-80gb' is not a GEMM row (linear, bmm, bmm_nt) of the training half (1 memory-bound training row); " "$T/err"
+check $? "one row: 'the one row', '1 memory-bound training row'"
+{ cat "$T/small.csv"; echo "a100-pcie-80gb,dram_read,,,,,,,,,,,,268435456,0.2"; } \
+  > "$T/one-unfitted.csv"
+"$GPUSIM" calibrate --arch "$OUT" --gemm-only --rounds 1 -o "$T/out/g1.cfg" \
+  "$T/one-unfitted.csv" > "$T/log3" 2>&1 &&
+  grep -q "^gpusim calibrate: 1 of the $(($(wc -l < "$T/one-unfitted.csv") - 1)) a100-pcie-80gb rows is not fitted (no fitter takes them): dram_read 1\$" "$T/log3"
+check $? "one row not fitted: '1 of the N rows is'"
 # Shapes no GPU holds: refused as gpusim predict refuses them, naming the
 # file and line, before any fit (2^32 x 2^32 elements overflowed it).
 { cat "$T/small.csv"; echo 'a100-pcie-80gb,add,,,,,,,,4294967296,,,,4294967296,1.0'; } \

@@ -569,7 +569,7 @@ test_bad_ops (void)
       "fields.csv:2: 5 fields where the header has 6" },
     { "nowork.csv", "name,op,target,input_shapes,output_shape,latency_ms\n"
       "x,placeholder,x,[],\"(2, 2)\",0\n",
-      "nowork.csv: 1 nodes and none that ran (op call_module, call_function "
+      "nowork.csv: 1 node and none that ran (op call_module, call_function "
       "or call_method)" },
   };
   GError *error = NULL;
