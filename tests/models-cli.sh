@@ -109,11 +109,11 @@ else
   fail "--moe dense: exit $st"
 fi
 
-# A bad config is bad input (exit 3) naming the file and the key.
+# A bad config is bad input (exit 3) naming the file, the line and the key.
 "$GPUSIM" run tests/data/models/bad-type.json --arch h100 > /dev/null 2> "$tmp/err"
 st=$?
-if [ $st -eq 3 ] && grep -q "bad-type.json: key 'n_layer'" "$tmp/err"; then
-  ok "bad config: exit 3 with file and key"
+if [ $st -eq 3 ] && grep -q "bad-type.json:4: key 'n_layer'" "$tmp/err"; then
+  ok "bad config: exit 3 with file:line and key"
 else
   fail "bad config: exit $st"
 fi

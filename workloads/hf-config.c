@@ -14,6 +14,7 @@
 
 #include <json-glib/json-glib.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* How one family spells its keys, and its defaults. */
@@ -104,7 +105,29 @@ gs_hf_supported_types (void)
 typedef struct {
   const char *file;
   JsonObject *obj;
+  GHashTable *lines;   /* top-level key -> its line in the file */
 } Reader;
+
+/* Fails with "FILE:LINE: MESSAGE", LINE that of KEY in the file, or
+ * "FILE: MESSAGE" where the file does not have KEY; returns FALSE.  A key
+ * inside an object names the line of the top-level key that holds it. */
+static gboolean G_GNUC_PRINTF (4, 5)
+reader_fail (const Reader *r, const char *key, GError **error,
+             const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  guint line = key ? GPOINTER_TO_UINT (g_hash_table_lookup (r->lines, key))
+                   : 0;
+  if (line > 0)
+    g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s:%u: %s", r->file, line,
+                 msg);
+  else
+    g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: %s", r->file, msg);
+  return FALSE;
+}
 
 static JsonNode *
 member (const Reader *r, const char *key)
@@ -118,8 +141,7 @@ member (const Reader *r, const char *key)
 static gboolean
 fail_type (const Reader *r, const char *key, const char *want, GError **error)
 {
-  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-               "%s: key '%s' must be %s", r->file, key, want);
+  reader_fail (r, key, error, "key '%s' must be %s", key, want);
   return FALSE;
 }
 
@@ -134,9 +156,9 @@ get_int (const Reader *r, const char *key, int def, gboolean required,
     {
       if (required && def <= 0)
         {
-          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                       "%s: key '%s' is missing (a positive integer is "
-                       "needed)", r->file, key);
+          reader_fail (r, key, error,
+                       "key '%s' is missing (a positive integer is "
+                       "needed)", key);
           return FALSE;
         }
       *out = def;
@@ -154,16 +176,16 @@ get_int (const Reader *r, const char *key, int def, gboolean required,
     return fail_type (r, key, "a positive integer", error);
   if (v != floor (v) || v <= 0)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key '%s' is %g; it must be a positive integer",
-                   r->file, key, v);
+      reader_fail (r, key, error,
+                   "key '%s' is %g; it must be a positive integer",
+                   key, v);
       return FALSE;
     }
   if (v > MAX_SIZE)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key '%s' is %.15g; gpusim accepts at most %d",
-                   r->file, key, v, MAX_SIZE);
+      reader_fail (r, key, error,
+                   "key '%s' is %.15g; gpusim accepts at most %d",
+                   key, v, MAX_SIZE);
       return FALSE;
     }
   *out = (int) v;
@@ -177,9 +199,9 @@ check_max (const Reader *r, const char *key, int value, int max,
 {
   if (value <= max)
     return TRUE;
-  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-               "%s: key '%s' is %d; gpusim models at most %d %s",
-               r->file, key, value, max, what);
+  reader_fail (r, key, error,
+               "key '%s' is %d; gpusim models at most %d %s",
+               key, value, max, what);
   return FALSE;
 }
 
@@ -200,9 +222,9 @@ get_prob (const Reader *r, const char *key, double def, double *out,
   double v = json_node_get_double (n);
   if (!(v >= 0 && v < 1))
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key '%s' is %g; a dropout probability must be in "
-                   "[0, 1)", r->file, key, v);
+      reader_fail (r, key, error,
+                   "key '%s' is %g; a dropout probability must be in "
+                   "[0, 1)", key, v);
       return FALSE;
     }
   *out = v;
@@ -261,10 +283,10 @@ parse_act (const Reader *r, const char *key, const char *s, GsHfAct *act,
         *act = acts[i].act;
         return TRUE;
       }
-  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-               "%s: key '%s' is \"%s\"; gpusim models gelu, gelu_new, "
+  reader_fail (r, key, error,
+               "key '%s' is \"%s\"; gpusim models gelu, gelu_new, "
                "gelu_fast, gelu_pytorch_tanh, relu, silu and swish",
-               r->file, key ? key : "activation", s);
+               key ? key : "activation", s);
   return FALSE;
 }
 
@@ -336,16 +358,16 @@ parse_neo_layers (const Reader *r, GsHfConfig *c, GError **error)
     }
   if (at > c->layers)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key 'attention_types' describes more than %d layers "
-                   "but 'num_layers' is %d", r->file, c->layers, c->layers);
+      reader_fail (r, "attention_types", error,
+                   "key 'attention_types' describes more than %d layers "
+                   "but 'num_layers' is %d", c->layers, c->layers);
       return FALSE;
     }
   if (at != c->layers)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key 'attention_types' describes %" G_GINT64_FORMAT
-                   " layers but 'num_layers' is %d", r->file, at, c->layers);
+      reader_fail (r, "attention_types", error,
+                   "key 'attention_types' describes %" G_GINT64_FORMAT
+                   " layers but 'num_layers' is %d", at, c->layers);
       return FALSE;
     }
   return TRUE;
@@ -431,17 +453,17 @@ read_roberta (const Reader *r, GsHfConfig *c, GError **error)
     }
   if (pad >= c->vocab)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key 'pad_token_id' is %d; it must be less than "
-                   "'vocab_size' (%d)", r->file, pad, c->vocab);
+      reader_fail (r, "pad_token_id", error,
+                   "key 'pad_token_id' is %d; it must be less than "
+                   "'vocab_size' (%d)", pad, c->vocab);
       return FALSE;
     }
   if (c->max_pos < pad + 2)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key 'max_position_embeddings' is %d; RoBERTa's "
+      reader_fail (r, "max_position_embeddings", error,
+                   "key 'max_position_embeddings' is %d; RoBERTa's "
                    "positions start after 'pad_token_id' (%d), so it must be "
-                   "at least %d", r->file, c->max_pos, pad, pad + 2);
+                   "at least %d", c->max_pos, pad, pad + 2);
       return FALSE;
     }
   c->pad_check = TRUE;
@@ -499,9 +521,9 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
   c->linear_bias = c->linear_bias || qwen2;
   if (c->heads % c->kv_heads != 0)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key 'num_key_value_heads' is %d; it must divide "
-                   "'num_attention_heads' (%d)", r->file, c->kv_heads,
+      reader_fail (r, "num_key_value_heads", error,
+                   "key 'num_key_value_heads' is %d; it must divide "
+                   "'num_attention_heads' (%d)", c->kv_heads,
                    c->heads);
       return FALSE;
     }
@@ -514,9 +536,9 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
         return FALSE;
       if (c->top_k > c->experts)
         {
-          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                       "%s: key 'num_experts_per_tok' is %d but there are "
-                       "only %d experts", r->file, c->top_k, c->experts);
+          reader_fail (r, "num_experts_per_tok", error,
+                       "key 'num_experts_per_tok' is %d but there are "
+                       "only %d experts", c->top_k, c->experts);
           return FALSE;
         }
       c->enc_sparse_step = 1;
@@ -603,9 +625,9 @@ check_shape (const Reader *r, const FamilyKeys *fk, GsHfConfig *c,
     {
       if (c->hidden % c->heads != 0)
         {
-          g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                       "%s: key '%s' (%d) must be a multiple of '%s' (%d)",
-                       r->file, fk->hidden, c->hidden, fk->heads, c->heads);
+          reader_fail (r, fk->hidden, error,
+                       "key '%s' (%d) must be a multiple of '%s' (%d)",
+                       fk->hidden, c->hidden, fk->heads, c->heads);
           return FALSE;
         }
       c->head_dim = c->hidden / c->heads;
@@ -648,17 +670,17 @@ find_family (const Reader *r, const char **type, GError **error)
     return NULL;
   if (*type == NULL)
     {
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: key 'model_type' is missing (one of %s)", r->file,
+      reader_fail (r, "model_type", error,
+                   "key 'model_type' is missing (one of %s)",
                    gs_hf_supported_types ());
       return NULL;
     }
   for (guint i = 0; i < G_N_ELEMENTS (families); i++)
     if (strcmp (*type, families[i].type) == 0)
       return &families[i];
-  g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-               "%s: key 'model_type' is \"%s\", which gpusim does not model "
-               "(supported: %s)", r->file, *type, gs_hf_supported_types ());
+  reader_fail (r, "model_type", error,
+               "key 'model_type' is \"%s\", which gpusim does not model "
+               "(supported: %s)", *type, gs_hf_supported_types ());
   return NULL;
 }
 
@@ -685,7 +707,8 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
   JsonObject *obj = parse_data (file, data, len, parser, error);
   if (obj == NULL)
     return NULL;
-  Reader r = { file, obj };
+  g_autoptr (GHashTable) lines = gs_json_key_lines (data, len);
+  Reader r = { file, obj, lines };
   const char *type;
   const FamilyKeys *fk = find_family (&r, &type, error);
   if (fk == NULL)

@@ -1,4 +1,4 @@
-/* gpusim: JSON nesting guard (see json-depth.h). */
+/* gpusim: JSON nesting guard and key lines (see json-depth.h). */
 #include "config.h"
 #include "workloads/json-depth.h"
 #include "sim/error.h"
@@ -39,4 +39,44 @@ gs_json_check_depth (const char *data, gsize len, const char *name,
         depth--;
     }
   return TRUE;
+}
+
+GHashTable *
+gs_json_key_lines (const char *data, gsize len)
+{
+  GHashTable *lines = g_hash_table_new_full (g_str_hash, g_str_equal,
+                                             g_free, NULL);
+  guint depth = 0, line = 1;
+  for (gsize i = 0; i < len; i++)
+    {
+      char c = data[i];
+      if (c == '\n')
+        line++;
+      else if (c == '[' || c == '{')
+        depth++;
+      else if ((c == ']' || c == '}') && depth > 0)
+        depth--;
+      else if (c == '"')
+        {
+          gsize start = i + 1;
+          guint at = line;
+          for (i = start; i < len && data[i] != '"'; i++)
+            if (data[i] == '\\')
+              i++;                 /* the escaped character */
+            else if (data[i] == '\n')
+              line++;              /* not valid JSON; the parser says so */
+          if (i >= len)
+            break;
+          gsize end = i;
+          if (depth != 1)
+            continue;
+          gsize j = end + 1;     /* the scan goes on from END */
+          while (j < len && g_ascii_isspace (data[j]))
+            j++;
+          if (j < len && data[j] == ':')
+            g_hash_table_insert (lines, g_strndup (data + start, end - start),
+                                 GUINT_TO_POINTER (at));
+        }
+    }
+  return lines;
 }

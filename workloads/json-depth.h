@@ -1,8 +1,9 @@
-/* gpusim: a guard for JSON inputs read with json-glib.
+/* gpusim: scans of the text of JSON inputs read with json-glib.
  *
  * json-glib (1.6) parses arrays and objects recursively with no limit, so
  * a file of a hundred thousand '[' overflows the stack.  Files are scanned
- * for their nesting depth before they are parsed.
+ * for their nesting depth before they are parsed.  It gives no positions
+ * either: the lines of the top-level keys are found in the text too.
  */
 #ifndef GS_JSON_DEPTH_H
 #define GS_JSON_DEPTH_H
@@ -18,5 +19,12 @@
  * else is left to the parser. */
 gboolean gs_json_check_depth (const char *data, gsize len, const char *name,
                               GError **error);
+
+/* json-glib gives no positions of the nodes it parses, so that messages
+ * about a value can name its line: the line (from 1) of each key of the
+ * top-level object in the LEN bytes of DATA, keyed by the key as written
+ * between its quotes (a key written twice: its last line, the value
+ * json-glib keeps).  Strings are skipped as above. */
+GHashTable *gs_json_key_lines (const char *data, gsize len);
 
 #endif
