@@ -1418,6 +1418,17 @@ test_attention_impl (void)
   g_assert_false (find_op (pi, 0, "attn", "flash_attn_fwd")->dropout);
   g_assert_true (find_op (pt, 0, "attn", "flash_attn_fwd")->dropout);
   g_assert_false (find_op (p, 0, "attn", "flash_attn_fwd")->dropout);
+  /* Hugging Face's SDPA attention repeats the grouped K/V heads first
+   * (two clones per layer) and the kernel sees one K/V head per query
+   * head; flash_attention_2 (above) takes the 2 K/V heads as they are. */
+  Req sd = f;
+  sd.attention = "sdpa";
+  g_autoptr (GsModelPlan) ps = plan_ok (file, &sd, h100);
+  const GsOp *sa = find_op (ps, 0, "layers.0.self_attn", "flash_attn_fwd");
+  g_assert_nonnull (sa);
+  g_assert_cmpint (sa->kv_heads, ==, 4);
+  g_assert_cmpuint (count_ops (ps, 0, -1, -1, "clone"), ==,
+                    count_ops (p, 0, -1, -1, "clone") + 2);
 }
 
 static void

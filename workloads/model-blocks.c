@@ -163,6 +163,16 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
 {
   GsMg *g = b->g;
   int64_t kvh = a->kv_heads > 0 ? a->kv_heads : a->heads;
+  /* Hugging Face's SDPA attention (transformers 4.36, PyTorch 2.1)
+   * repeats grouped K/V heads before the call, as eager does; its
+   * flash_attention_2 passes them to flash_attn_func as they are. */
+  if (g->opt.sdpa && kvh < a->heads)
+    {
+      int64_t rows = b->batch * a->heads * a->seq_k;
+      k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, rows, a->head_dim);
+      v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, rows, a->head_dim);
+      kvh = a->heads;
+    }
   int o = gs_mg_attention (g, q, k, v, b->batch, a->heads, kvh, a->seq_q,
                            a->seq_k, a->head_dim, a->causal,
                            g->opt.training ? a->p_drop : 0, g->opt.attn, 0);

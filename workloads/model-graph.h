@@ -106,6 +106,9 @@ typedef struct {
   GsDtype gemm_dtype;      /* GEMM inputs (tf32, fp8 differ from dtype) */
   gboolean training;       /* dropout on, autograd records */
   GsAttnImpl attn;
+  gboolean sdpa;           /* attn through torch's scaled_dot_product_
+                            * attention (Hugging Face "sdpa"): grouped
+                            * K/V heads are repeated first (repeat_kv) */
   gboolean accumulate_grads; /* parameter .grad exists: += per parameter */
   gboolean balanced_routing; /* MoE: tokens spread evenly over experts
                               * (else identical tokens: one expert) */

@@ -555,6 +555,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   mo.gemm_dtype = r.dtype;
   mo.training = r.training;
   mo.attn = r.attn;
+  mo.sdpa = r.sdpa;
   mo.accumulate_grads = r.training && r.optim == OPTIM_NONE;
   /* The reference inputs are torch.ones: every token is the same, so every
    * hidden state is (attention mixes identical values) and all route to
