@@ -1,15 +1,17 @@
-/* gpusim sweep: a workload on a grid of what-if GPUs.
+/* gpusim sweep: a workload on a grid of what-if GPUs and run options.
  *
  *   gpusim sweep WORKLOAD --arch ARCH --set KEY=V1,V2,... [--set ...]
  *                [-o OUT.csv] [--plot OUT.svg] [--progress]
  *                [--batch N] [--seq N] [--mode ...] [--sm-limit PCT] ...
  *
- * Every point of the cartesian product of the --set lists is the arch
- * with those overrides (gs_arch_set, as `run --set` does); the workload is
- * loaded for it and simulated.  One CSV row per point: the values,
- * total_ms, forward_ms, backward_ms, optimizer_ms and the speedup over the
- * arch as given.  --plot draws total time against the first key, one line per
- * combination of the others.
+ * A KEY is an arch parameter (sm.count: gs_arch_set, as `run --set` does),
+ * a run option (batch, seq, mode, runtime, dtype, gen-tokens, attention,
+ * optimizer, moe: the value replaces the option's) or arch (a GPU per
+ * value).  Every point of the cartesian product of the lists is simulated.
+ * One CSV row per point: the values, total_ms, forward_ms, backward_ms,
+ * optimizer_ms, the speedup over the arch as given running the point's
+ * run options, and tokens_per_s.  --plot draws total time against the
+ * first key, one line per combination of the others.
  */
 #include "config.h"
 #include "src/commands.h"
@@ -33,15 +35,26 @@ typedef struct {
   gboolean progress;
 } SweepArgs;
 
+/* What an axis varies. */
+typedef enum {
+  AXIS_PARAM,              /* an arch parameter (--set as run takes it) */
+  AXIS_ARCH,               /* the GPU */
+  AXIS_OPTION,             /* a run option */
+} AxisKind;
+
 typedef struct {
   char *key;
   char **values;           /* NULL-terminated */
   guint n;
+  AxisKind kind;
 } Axis;
 
 typedef struct {
   guint *at;               /* value index per axis */
   double total_ms, phase_ms[GS_PHASE_COUNT];
+  double base_ms;          /* its run options on the arch as given */
+  double tokens;           /* tokens a run processes or generates (0: not
+                            * a model) */
 } Point;
 
 typedef struct {
@@ -51,7 +64,7 @@ typedef struct {
   GsArch *base;
   GArray *axes;            /* Axis */
   GArray *points;          /* Point */
-  double base_ms;
+  GHashTable *base_ms;     /* run options' label -> double * on the base */
   gboolean show_progress, tty;
 } Sweep;
 
@@ -62,8 +75,8 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
 {
   GOptionEntry entries[] = {
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->set,
-      "sweep an arch parameter over values, e.g. --set sm.count=66,132,264 "
-      "(repeat for more parameters: the grid is every combination)",
+      "sweep an arch parameter, run option or arch over values, e.g. --set "
+      "sm.count=66,132,264 (repeat for more: the grid is every combination)",
       "KEY=V1,V2,..." },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &a->output,
       "write the CSV to FILE instead of standard output", "FILE" },
@@ -80,8 +93,10 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
   g_option_context_set_summary (ctx,
     "Runs WORKLOAD on every combination of the --set values and writes one\n"
     "CSV row per point: the values, total_ms, forward_ms, backward_ms,\n"
-    "optimizer_ms and the speedup over ARCH as given.  WORKLOAD -: standard\n"
-    "input.");
+    "optimizer_ms, the speedup over ARCH as given and tokens_per_s.  A KEY\n"
+    "is an arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
+    "gen-tokens, attention, optimizer, moe) or arch (a GPU per value), e.g.\n"
+    "--set batch=1,8,32 --set arch=h100,a100.  WORKLOAD -: standard input.");
   g_option_context_set_description (ctx,
     "Exit status: 0 ok, 1 no prediction possible, 2 usage, 3 bad input.\n"
     "See gpusim-sweep(1).");
@@ -117,7 +132,87 @@ point_clear (gpointer p)
 
 /* ---------------------------------------------------------------- axes */
 
-/* KEY=V1,V2: every value must be one the arch accepts for KEY. */
+/* The run options an axis may vary, as --set KEY takes them. */
+static const char *const option_keys[] = {
+  "batch", "seq", "mode", "runtime", "dtype", "gen-tokens", "attention",
+  "optimizer", "moe",
+};
+
+static gboolean
+is_option_key (const char *key)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (option_keys); i++)
+    if (strcmp (key, option_keys[i]) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* ARGS with run option KEY set to VALUE (strings borrowed from VALUE):
+ * GS_ERROR_USAGE for a number that is not one. */
+static gboolean
+set_option (GsPartitionArgs *args, const char *key, const char *value,
+            GError **error)
+{
+  int *num = strcmp (key, "batch") == 0 ? &args->batch
+             : strcmp (key, "seq") == 0 ? &args->seq
+             : strcmp (key, "gen-tokens") == 0 ? &args->gen_tokens : NULL;
+  if (num != NULL)
+    {
+      char *end;
+      gint64 v = g_ascii_strtoll (value, &end, 10);
+      if (end == value || *end != '\0' || v < G_MININT || v > G_MAXINT)
+        return gs_cli_usage (error, "--set %s=%s: give a whole number", key,
+                             value);
+      *num = (int) v;
+      return TRUE;
+    }
+  char **str = strcmp (key, "mode") == 0 ? &args->mode
+               : strcmp (key, "runtime") == 0 ? &args->runtime
+               : strcmp (key, "dtype") == 0 ? &args->dtype
+               : strcmp (key, "attention") == 0 ? &args->attention
+               : strcmp (key, "optimizer") == 0 ? &args->optimizer
+               : &args->moe;
+  *str = (char *) value;
+  return TRUE;
+}
+
+/* Does ARGS give run option KEY? */
+static gboolean
+option_given (const GsPartitionArgs *a, const char *key)
+{
+  if (strcmp (key, "batch") == 0)
+    return a->batch != GS_CLI_UNSET;
+  if (strcmp (key, "seq") == 0)
+    return a->seq != GS_CLI_UNSET;
+  if (strcmp (key, "gen-tokens") == 0)
+    return a->gen_tokens != GS_CLI_UNSET;
+  const char *v = strcmp (key, "mode") == 0 ? a->mode
+                  : strcmp (key, "runtime") == 0 ? a->runtime
+                  : strcmp (key, "dtype") == 0 ? a->dtype
+                  : strcmp (key, "attention") == 0 ? a->attention
+                  : strcmp (key, "optimizer") == 0 ? a->optimizer : a->moe;
+  return v != NULL;
+}
+
+/* The sweep's options with the point's run options in place: a shallow
+ * copy whose strings belong to S or its axes (never freed). */
+static gboolean
+point_args (const Sweep *s, const Point *p, GsPartitionArgs *out,
+            GError **error)
+{
+  *out = s->args->p;
+  for (guint i = 0; i < s->axes->len; i++)
+    {
+      const Axis *x = &g_array_index (s->axes, Axis, i);
+      if (x->kind == AXIS_OPTION
+          && !set_option (out, x->key, x->values[p->at[i]], error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* KEY=V1,V2: every value must be one the arch accepts for KEY, a GPU
+ * that loads, or a run option's value. */
 static gboolean
 parse_axis (Sweep *s, const char *spec, GError **error)
 {
@@ -126,12 +221,27 @@ parse_axis (Sweep *s, const char *spec, GError **error)
     {
       g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
                    "--set %s: expected KEY=V1,V2,... (e.g. "
-                   "sm.count=66,132,264)", spec);
+                   "sm.count=66,132,264 or batch=1,8,32)", spec);
       return FALSE;
     }
-  Axis x = { g_strndup (spec, eq - spec), g_strsplit (eq + 1, ",", -1), 0 };
+  Axis x = { g_strndup (spec, eq - spec), g_strsplit (eq + 1, ",", -1), 0,
+             AXIS_PARAM };
+  if (strcmp (x.key, "gen_tokens") == 0)
+    {
+      g_free (x.key);
+      x.key = g_strdup ("gen-tokens");
+    }
   x.n = g_strv_length (x.values);
+  x.kind = strcmp (x.key, "arch") == 0 ? AXIS_ARCH
+           : is_option_key (x.key) ? AXIS_OPTION : AXIS_PARAM;
   g_array_append_val (s->axes, x);
+  if (x.kind == AXIS_OPTION && option_given (&s->args->p, x.key))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--set %s: --%s is given too (give its values in one of "
+                   "them)", spec, x.key);
+      return FALSE;
+    }
   for (guint i = 0; i + 1 < s->axes->len; i++)
     if (strcmp (g_array_index (s->axes, Axis, i).key, x.key) == 0)
       {
@@ -142,13 +252,46 @@ parse_axis (Sweep *s, const char *spec, GError **error)
       }
   for (guint i = 0; i < x.n; i++)
     {
-      g_autoptr (GsArch) a = gs_arch_copy (s->base);
       if (*x.values[i] == '\0')
         {
           g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
                        "--set %s: value %u is empty", spec, i + 1);
           return FALSE;
         }
+      if (x.kind == AXIS_ARCH)
+        {
+          g_autoptr (GsArch) a = gs_arch_load (x.values[i], error);
+          if (a == NULL)
+            {
+              g_prefix_error (error, "--set arch=%s: ", x.values[i]);
+              return FALSE;
+            }
+          continue;
+        }
+      if (x.kind == AXIS_OPTION)
+        {
+          /* As run checks the option (--batch 0 and the like). */
+          GsPartitionArgs args = s->args->p;
+          GsWorkloadOptions wopt;
+          if (!set_option (&args, x.key, x.values[i], error))
+            return FALSE;
+          if (!gs_partition_args_workload (&args, &wopt, error))
+            {
+              /* "--batch 0: ..." names the option as run takes it. */
+              g_autofree char *as_run = g_strdup_printf ("--%s %s: ", x.key,
+                                                         x.values[i]);
+              g_autofree char *rest
+                = g_strdup (g_str_has_prefix ((*error)->message, as_run)
+                            ? (*error)->message + strlen (as_run)
+                            : (*error)->message);
+              g_free ((*error)->message);
+              (*error)->message = g_strdup_printf ("--set %s=%s: %s", x.key,
+                                                   x.values[i], rest);
+              return FALSE;
+            }
+          continue;
+        }
+      g_autoptr (GsArch) a = gs_arch_copy (s->base);
       /* The arch's message names the key, the value and the valid range. */
       if (!gs_arch_set (a, x.key, x.values[i], error))
         {
@@ -172,18 +315,34 @@ point_label (const Sweep *s, const Point *p, guint from)
   return g_string_free (t, FALSE);
 }
 
+/* The point's run options, as point_label writes them ("" if none). */
+static char *
+point_options_label (const Sweep *s, const Point *p)
+{
+  GString *t = g_string_new (NULL);
+  for (guint i = 0; i < s->axes->len; i++)
+    {
+      const Axis *x = &g_array_index (s->axes, Axis, i);
+      if (x->kind == AXIS_OPTION)
+        g_string_append_printf (t, "%s%s=%s", t->len ? " " : "", x->key,
+                                x->values[p->at[i]]);
+    }
+  return g_string_free (t, FALSE);
+}
+
 /* ------------------------------------------------------------ simulating */
 
-/* The workload on ARCH: total and per-phase times, ms. */
+/* The workload with ARGS on ARCH: total and per-phase times, ms, and the
+ * tokens it processes or generates. */
 static gboolean
-simulate (const Sweep *s, const GsArch *arch, Point *p, GError **error)
+simulate (const Sweep *s, const GsPartitionArgs *args, const GsArch *arch,
+          Point *p, GError **error)
 {
-  const SweepArgs *a = s->args;
   GsWorkloadOptions wopt;
   GsGpuOptions gopt = { 0 };
-  if (!gs_partition_args_workload (&a->p, &wopt, error)
-      || !gs_partition_gpu_options (arch, a->p.mig, a->p.sm_limit,
-                                    a->p.fidelity, a->p.warp_policy, &gopt,
+  if (!gs_partition_args_workload (args, &wopt, error)
+      || !gs_partition_gpu_options (arch, args->mig, args->sm_limit,
+                                    args->fidelity, args->warp_policy, &gopt,
                                     error))
     return FALSE;
   wopt.text = s->text;
@@ -198,17 +357,38 @@ simulate (const Sweep *s, const GsArch *arch, Point *p, GError **error)
   gs_report_summarize (prog, gpu, &sum);
   p->total_ms = sum.total_ms;
   memcpy (p->phase_ms, sum.phase_ms, sizeof p->phase_ms);
+  /* A generation yields batch x gen_tokens tokens; a forward pass or a
+   * training step processes batch x seq; decode mode, one per sequence
+   * and step. */
+  p->tokens = 0;
+  if (prog->model != NULL)
+    p->tokens = (double) prog->batch
+                * (prog->gen_tokens > 0 ? prog->gen_tokens : prog->seq);
+  if (prog->model != NULL && prog->mode && strcmp (prog->mode, "decode") == 0)
+    p->tokens = (double) prog->batch * MAX (1, sum.decode_steps);
   return TRUE;
 }
 
+/* The point's GPU: the arch axis's value, or the arch as given, with the
+ * point's arch parameters. */
 static GsArch *
 point_arch (const Sweep *s, const Point *p, GError **error)
 {
-  GsArch *a = gs_arch_copy (s->base);
+  GsArch *a = NULL;
   for (guint i = 0; i < s->axes->len; i++)
     {
       const Axis *x = &g_array_index (s->axes, Axis, i);
-      if (!gs_arch_set (a, x->key, x->values[p->at[i]], error))
+      if (x->kind == AXIS_ARCH
+          && (a = gs_arch_load (x->values[p->at[i]], error)) == NULL)
+        return NULL;
+    }
+  if (a == NULL)
+    a = gs_arch_copy (s->base);
+  for (guint i = 0; i < s->axes->len; i++)
+    {
+      const Axis *x = &g_array_index (s->axes, Axis, i);
+      if (x->kind == AXIS_PARAM
+          && !gs_arch_set (a, x->key, x->values[p->at[i]], error))
         goto fail;
     }
   if (!gs_arch_validate_as (a, NULL, error))
@@ -222,6 +402,26 @@ fail:
   }
   gs_arch_free (a);
   return NULL;
+}
+
+/* The point's run options on the arch as given, simulated once per
+ * distinct set of them: the base of its speedup. */
+static gboolean
+point_base (Sweep *s, Point *p, const GsPartitionArgs *args, GError **error)
+{
+  g_autofree char *key = point_options_label (s, p);
+  double *ms = g_hash_table_lookup (s->base_ms, key);
+  if (ms == NULL)
+    {
+      Point b = { NULL, 0, { 0 }, 0, 0 };
+      if (!simulate (s, args, s->base, &b, error))
+        return FALSE;
+      ms = g_new (double, 1);
+      *ms = b.total_ms;
+      g_hash_table_insert (s->base_ms, g_strdup (key), ms);
+    }
+  p->base_ms = *ms;
+  return TRUE;
 }
 
 static void
@@ -272,15 +472,23 @@ run_points (Sweep *s, GError **error)
         return FALSE;
       gs_arch_free (a);
     }
-  Point base = { NULL, 0, { 0 } };
-  if (!simulate (s, s->base, &base, error))
-    return FALSE;
-  s->base_ms = base.total_ms;
   for (guint i = 0; i < s->points->len; i++)
     {
       Point *p = &g_array_index (s->points, Point, i);
-      g_autoptr (GsArch) a = point_arch (s, p, error);
-      if (a == NULL || !simulate (s, a, p, error))
+      GsPartitionArgs args;
+      g_autoptr (GsArch) a = NULL;
+      /* The run options on the arch as given fail for those options (or
+       * for the options given once: then no label). */
+      if (!point_args (s, p, &args, error)
+          || !point_base (s, p, &args, error))
+        {
+          g_autofree char *label = point_options_label (s, p);
+          if (*label)
+            g_prefix_error (error, "%s: ", label);
+          return FALSE;
+        }
+      if ((a = point_arch (s, p, error)) == NULL
+          || !simulate (s, &args, a, p, error))
         {
           g_autofree char *label = point_label (s, p, 0);
           g_prefix_error (error, "%s: ", label);
@@ -319,7 +527,8 @@ write_csv (const Sweep *s, FILE *out)
       csv_field (out, g_array_index (s->axes, Axis, i).key);
       fputc (',', out);
     }
-  fputs ("total_ms,forward_ms,backward_ms,optimizer_ms,speedup\n", out);
+  fputs ("total_ms,forward_ms,backward_ms,optimizer_ms,speedup,"
+         "tokens_per_s\n", out);
   for (guint k = 0; k < s->points->len; k++)
     {
       const Point *p = &g_array_index (s->points, Point, k);
@@ -329,10 +538,14 @@ write_csv (const Sweep *s, FILE *out)
           csv_field (out, x->values[p->at[i]]);
           fputc (',', out);
         }
-      fprintf (out, "%.9g,%.9g,%.9g,%.9g,%.6g\n", p->total_ms,
+      fprintf (out, "%.9g,%.9g,%.9g,%.9g,%.6g,", p->total_ms,
                p->phase_ms[GS_PHASE_FORWARD], p->phase_ms[GS_PHASE_BACKWARD],
                p->phase_ms[GS_PHASE_OPTIMIZER],
-               p->total_ms > 0 ? s->base_ms / p->total_ms : 0);
+               p->total_ms > 0 ? p->base_ms / p->total_ms : 0);
+      /* Empty for a workload of kernels, which has no tokens. */
+      if (p->tokens > 0 && p->total_ms > 0)
+        fprintf (out, "%.6g", p->tokens / (p->total_ms / 1000));
+      fputc ('\n', out);
     }
 }
 
@@ -457,8 +670,15 @@ sweep (const SweepArgs *a, int argc, char **argv, GError **error)
     }
   if (!check_files (a->output ? a->output : "-", a->plot, error))
     return FALSE;
-  Sweep s = { a, argv[1], NULL, NULL, NULL, NULL, 0, FALSE, FALSE };
-  s.base = gs_partition_args_arch (&a->p, error);
+  Sweep s = { a, argv[1], NULL, NULL, NULL, NULL, NULL, FALSE, FALSE };
+  /* Without --arch, an arch axis's first GPU is the base. */
+  GsPartitionArgs first = a->p;
+  for (char **p = a->set; first.arch == NULL && *p; p++)
+    if (g_str_has_prefix (*p, "arch=") && (*p)[5] != '\0')
+      first.arch = g_strndup (*p + 5, strcspn (*p + 5, ","));
+  s.base = gs_partition_args_arch (&first, error);
+  if (first.arch != a->p.arch)
+    g_free (first.arch);
   if (s.base == NULL)
     return FALSE;
   s.workload = gs_cli_workload_input (argv[1], &s.text, error);
@@ -471,6 +691,7 @@ sweep (const SweepArgs *a, int argc, char **argv, GError **error)
   g_array_set_clear_func (s.axes, axis_clear);
   s.points = g_array_new (FALSE, TRUE, sizeof (Point));
   g_array_set_clear_func (s.points, point_clear);
+  s.base_ms = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   s.tty = isatty (fileno (stderr));
   s.show_progress = a->progress || s.tty;
   gboolean ok = TRUE;
@@ -484,6 +705,7 @@ sweep (const SweepArgs *a, int argc, char **argv, GError **error)
     }
   g_array_unref (s.points);
   g_array_unref (s.axes);
+  g_hash_table_unref (s.base_ms);
   gs_arch_free (s.base);
   g_clear_pointer (&s.text, g_bytes_unref);
   return ok;

@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..12"
+echo "1..14"
 
 check () {
   n=$1; d=$2; shift 2
@@ -19,7 +19,8 @@ check () {
 st=$?
 check 1 "csv: header and 4 rows" \
   sh -c "test $st = 0 && test \"\$(wc -l < '$tmp/s.csv')\" -eq 5 &&
-         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,optimizer_ms,speedup'"
+         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,optimizer_ms,speedup,tokens_per_s' &&
+         awk -F, 'NR > 1 && length(\$8) { bad = 1 } END { exit bad }' '$tmp/s.csv'"
 check 2 "speedup 1 at the arch as given (132 SMs, 3350 GB/s)" \
   awk -F, '$1 == 132 && $2 == 3350 { found = 1; ok = ($7 > 0.999 && $7 < 1.001) }
            END { exit !(found && ok) }' "$tmp/s.csv"
@@ -119,3 +120,29 @@ check 11 "training with adam: total = forward + backward + optimizer" \
 check 12 "sweep - reads the workload from standard input" \
   sh -c "test $r = 0 && test \"\$(wc -l < '$tmp/in.csv')\" -eq 3 &&
          cmp -s '$tmp/in.csv' '$tmp/file.csv'"
+
+# 13. Run options and GPUs as axes: batch x arch, speedup over the arch as
+# given at each batch, tokens per second = batch x seq / total (a
+# kernel workload's field is empty: test 1).
+"$GPUSIM" sweep tests/data/models/tiny-gpt2.json --arch h100 \
+  --set batch=1,4 --set arch=h100,a100-pcie-40gb --seq 64 \
+  > "$tmp/g.csv" 2> "$tmp/e13"; r=$?
+check 13 "--set batch=... --set arch=...: 4 rows, speedup 1 on the given arch, tokens_per_s" \
+  awk -F, -v r=$r 'NR == 1 { ok = ($1 == "batch" && $2 == "arch" && $8 == "tokens_per_s") }
+           NR > 1 { n++; t = $1 * 64 / ($3 / 1000); d = $8 / t - 1; if (d < 0) d = -d
+                    if (d > 1e-5) ok = 0
+                    if ($2 == "h100" && ($7 < 0.999 || $7 > 1.001)) ok = 0
+                    if ($2 != "h100" && !($7 < 1)) ok = 0
+                    ms[$1] = $3 }
+           END { exit !(r == 0 && ok && n == 4 && ms[4] > ms[1]) }' "$tmp/g.csv"
+
+# 14. Without --arch the arch axis's first GPU is the base; a run option
+# given both ways is a usage error (more in bad-input/options).
+"$GPUSIM" sweep tests/data/models/tiny-gpt2.json --set arch=a100-pcie-40gb,h100 \
+  --seq 64 > "$tmp/n.csv" 2> "$tmp/e14"; r1=$?
+"$GPUSIM" sweep tests/data/models/tiny-gpt2.json --arch h100 --set batch=1,2 \
+  --batch 4 > /dev/null 2> "$tmp/e14b"; r2=$?
+awk -F, 'NR == 2 { ok = ($1 == "a100-pcie-40gb" && $6 > 0.999 && $6 < 1.001) }
+         END { exit !ok }' "$tmp/n.csv"; r3=$?
+check 14 "arch axis without --arch; --batch with --set batch is refused" \
+  sh -c "test $r1 = 0 && test $r3 = 0 && test $r2 = 2 && grep -q 'is given too' '$tmp/e14b'"
