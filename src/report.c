@@ -411,9 +411,10 @@ write_breakdown (FILE *out, const char *title, GPtrArray *aggs,
     }
 }
 
-/* Time to first token and time per decode step. */
+/* Time to first token, time per decode step and the throughput of a
+ * batch of BATCH sequences. */
 static void
-write_generation (FILE *out, const GsSummary *sum)
+write_generation (FILE *out, const GsSummary *sum, int batch)
 {
   if (sum->gen_tokens <= 0)
     return;
@@ -438,6 +439,19 @@ write_generation (FILE *out, const GsSummary *sum)
     fprintf (out, "  (%d of the %d decode steps simulated, the others "
              "interpolated: --decode-samples)\n", sum->decode_simulated,
              sum->decode_steps);
+  /* Tokens per second: of the decode steps alone, and end to end (the
+   * prefill included) over the batch. */
+  if (sum->decode_steps > 0 && sum->decode_ms > 0 && sum->total_ms > 0)
+    {
+      double per_seq = sum->decode_steps / (sum->decode_ms / 1000);
+      int b = MAX (1, batch);
+      fprintf (out, "  decoding %.4g tokens/s per sequence, %.4g over the "
+               "batch of %d; %.4g tokens/s end to end\n", per_seq,
+               per_seq * b, b,
+               (double) b * (sum->first_token_ms > 0 ? sum->gen_tokens
+                                                     : sum->decode_steps)
+               / (sum->total_ms / 1000));
+    }
 }
 
 static void
@@ -479,7 +493,7 @@ write_text (FILE *out, const GsProgram *prog, const GsGpu *gpu,
       fprintf (out, "  (streams overlap: the kernels' times add up to %s)\n",
                k);
     }
-  write_generation (out, sum);
+  write_generation (out, sum, prog->batch);
 
   if (prog->launches->len <= 64 || prog->model == NULL)
     {

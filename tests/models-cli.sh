@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..29"
+echo "1..30"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -145,6 +145,21 @@ if [ "$s" = 3 ] && [ "$("$J" "$tmp/gen.json" kernels.0.step)" = 0 ] &&
   ok "generation: first token $f + 3 steps $d = $t ms"
 else
   fail "generation: total=$t first=$f decode=$d steps=$s"
+fi
+
+# The text report's throughput: decode steps per second of decode time
+# per sequence, times the batch, and generated tokens over the total.
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --batch 2 \
+  --seq 64 --gen-tokens 4 > "$tmp/gen.txt" 2> "$tmp/err"
+if awk -v d="$d" -v t="$t" '/^  decoding / {
+       seen = 1; ps = 3 / (d / 1000); e2e = 2 * 4 / (t / 1000)
+       r1 = $2 / ps - 1; r2 = $6 / (2 * ps) - 1; r3 = $12 / e2e - 1
+       if (r1 < 0) r1 = -r1; if (r2 < 0) r2 = -r2; if (r3 < 0) r3 = -r3
+       ok = ($7 == "over" && $11 == "2;" && r1 < 1e-3 && r2 < 1e-3 && r3 < 1e-3) }
+     END { exit !(seen && ok) }' "$tmp/gen.txt"; then
+  ok "generation throughput line"
+else
+  fail "generation throughput line: $(grep decoding "$tmp/gen.txt")"
 fi
 
 # --mode decode: the steps alone over a filled cache, no prefill; the
