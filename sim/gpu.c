@@ -339,6 +339,17 @@ gs_gpu_isolated_block_time (const GsGpu *g, const GsKernel *k, GsBound *bound)
   return (GsTime) ceil (T0);
 }
 
+GsTime
+gs_gpu_block_alone_time (const GsArch *arch, const GsKernel *k)
+{
+  double D[N_RES], T0;
+  GsBound b = GS_BOUND_LATENCY;
+  if (!block_model (arch, gs_arch_clock_mhz (arch) * 1e6, k, D, &T0, &b,
+                    NULL))
+    return 0;
+  return (GsTime) ceil (T0);
+}
+
 /* ------------------------------------------------------------ class heap */
 
 static gboolean

@@ -158,5 +158,8 @@ void gs_gpu_stats (const GsGpu *gpu, GsGpuStats *stats);
  * (for explanations). */
 GsTime gs_gpu_isolated_block_time (const GsGpu *gpu, const GsKernel *k,
                                    GsBound *bound);
+/* The same on an idle ARCH at its own clock, without a GPU (0 when K's
+ * work needs a pipe ARCH lacks): the least time any block of K takes. */
+GsTime gs_gpu_block_alone_time (const GsArch *arch, const GsKernel *k);
 
 #endif
