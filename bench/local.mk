@@ -35,3 +35,7 @@ validate: gpusim$(EXEEXT) bench/validate-gemm$(EXEEXT)
 	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' ./bench/validate-gemm \
 	  --floor '$(abs_top_srcdir)/data/neusight/kernels.csv.gz' \
 	  a100-pcie-40gb a100-pcie-80gb h100-sxm5-80gb l4 t4 v100-pcie-32gb
+
+## bench/monotonic.py: predictions that fall with a larger batch or a longer
+## sequence (docs/internals.md); run by hand against the built gpusim.
+EXTRA_DIST += bench/monotonic.py
