@@ -149,19 +149,6 @@ estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
   return MAX (t, mem) + reduce;
 }
 
-double
-gs_gemm_estimate_ns (const GsArch *arch, const GsGemmParams *p,
-                     const GsGemmShape *s, const GsGemmChoice *choice)
-{
-  Candidate c = candidate (arch, p, s, choice->cfg);
-  if (c.bps <= 0)
-    return INFINITY;
-  /* At the full DRAM rate: the ranking the median vote was validated
-   * with (with each family's eff_memory it ranks the T4's holdout linear
-   * layers 11.98 -> 12.04%). */
-  return estimate_time_ns (arch, s, &c, choice->split, 1.0, 0);
-}
-
 /* The time a block of CFG with SPLIT takes alone on an idle SM, ns, as
  * the simulation gives it (sim/gpu.c): bounded by its own warps' issue
  * and latencies, not by the SM's peak. */
@@ -175,6 +162,18 @@ block_alone_ns (const GsArch *arch, const GsGemmParams *p,
   gs_gemm_build (arch, p, s, &choice, k);
   return gs_gpu_block_alone_time (arch, &g_array_index (k, GsKernel, 0))
          / 1e3;
+}
+
+double
+gs_gemm_estimate_ns (const GsArch *arch, const GsGemmParams *p,
+                     const GsGemmShape *s, const GsGemmChoice *choice)
+{
+  Candidate c = candidate (arch, p, s, choice->cfg);
+  if (c.bps <= 0)
+    return INFINITY;
+  return estimate_time_ns (arch, s, &c, choice->split, c.eff_memory,
+                           block_alone_ns (arch, p, s, choice->cfg,
+                                           choice->split));
 }
 
 typedef struct {

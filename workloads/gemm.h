@@ -213,8 +213,7 @@ gboolean gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
  * on bootstrap resamples of them, "<dtype>_<layout>_bag1" ... */
 #define GS_GEMM_BAGS 15
 /* The heuristic's estimate of CHOICE's time for S, ns (INFINITY when it
- * does not fit on an SM), at the full DRAM rate where the heuristic
- * itself charges each family's eff_memory. */
+ * does not fit on an SM). */
 double gs_gemm_estimate_ns (const GsArch *arch, const GsGemmParams *p,
                             const GsGemmShape *s, const GsGemmChoice *choice);
 /* The choice of every tree of the shape's selector (the full-data tree
