@@ -185,8 +185,8 @@ parse_moe (const GsWorkloadOptions *opt, Request *r, GError **error)
   return TRUE;
 }
 
-/* What this arch can run: fp8 needs FP8 tensor cores; FlashAttention-2
- * needs sm80+ and half precision. */
+/* What this arch can run: fp8 needs FP8 tensor cores, tf32 and bf16 GEMM
+ * kernels; FlashAttention-2 needs sm80+ and half precision. */
 static gboolean
 check_arch (const GsArch *arch, const Request *r, GError **error)
 {
@@ -201,6 +201,23 @@ check_arch (const GsArch *arch, const Request *r, GError **error)
                    "have them); use %s", arch->name,
                    bf16 && fp16 ? "bf16 or fp16" : bf16 ? "bf16"
                    : fp16 ? "fp16" : "fp32");
+      return FALSE;
+    }
+  /* tf32 and bf16 came with sm80's tensor cores: cuBLAS has no GEMM
+   * kernels for them before (gs_gemm_lower's catalogue). */
+  guint n_cfg;
+  if (arch && r->dtype != GS_DTYPE_FP32 && r->dtype != GS_DTYPE_FP8
+      && gs_gemm_catalogue (gs_gemm_gen (arch), r->dtype, &n_cfg) == NULL)
+    {
+      gboolean fp16 = r->dtype != GS_DTYPE_FP16
+        && gs_gemm_catalogue (gs_gemm_gen (arch), GS_DTYPE_FP16, &n_cfg);
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "dtype %s: %s (compute capability %d.%d) has no %s GEMM "
+                   "kernels (compute capability 8.0 and newer have them); "
+                   "use %s", gs_dtype_name (r->dtype), arch->name,
+                   arch->compute_capability / 10,
+                   arch->compute_capability % 10, gs_dtype_name (r->dtype),
+                   fp16 ? "fp16 or fp32" : "fp32");
       return FALSE;
     }
   if (r->attn == GS_ATTN_FLASH2)
