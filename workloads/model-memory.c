@@ -126,12 +126,27 @@ gs_model_check_memory (const GsMg *g, const GsHfConfig *cfg,
                        s->optimizer ? " and optimizer state" : "",
                        f.state / GIB)
     : g_strdup ("");
+  /* Only what can make it fit: a smaller batch or sequence shrinks the
+   * activations alone, a 16-bit dtype halves every term (once). */
+  double fixed = f.weights + f.state;
+  gboolean smaller = fixed < have;
+  gboolean half = gs_dtype_bytes (g->opt.dtype) >= 4 && fixed / 2 < have;
+  g_autofree char *fix = g_strdup_printf (
+      "%s%s%s%s%sa GPU with more memory",
+      smaller ? "" : s->training
+                     ? (s->optimizer ? "the weights, gradients and optimizer "
+                                       "state alone do not fit: "
+                                     : "the weights and gradients alone do "
+                                       "not fit: ")
+                     : "the weights alone do not fit: ",
+      "use ", smaller ? "a smaller --batch or --seq" : "",
+      smaller && half ? ", " : smaller ? " or " : "",
+      half ? "a 16-bit --dtype or " : "");
   g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                "%s: batch %d x seq %d does not fit in %s's %g GiB of device "
                "memory (dram.size_gib): it needs at least %.1f GiB (weights "
-               "%.1f GiB%s, activations %.1f GiB); use a smaller --batch or "
-               "--seq, a 16-bit --dtype or a GPU with more memory",
+               "%.1f GiB%s, activations %.1f GiB); %s",
                cfg->file, s->batch, s->seq, arch->name, arch->dram_gib,
-               need / GIB, f.weights / GIB, state, f.activations / GIB);
+               need / GIB, f.weights / GIB, state, f.activations / GIB, fix);
   return FALSE;
 }
