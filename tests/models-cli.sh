@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..30"
+echo "1..31"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -357,4 +357,21 @@ if [ "$st" -eq 1 ] && [ "$(cat "$tmp/err")" = "gpusim run: examples/configs/robe
   ok "roberta-base at 513 tokens: refused"
 else
   echo "# status $st"; fail "roberta-base at 513 tokens"
+fi
+
+# The loss, its backward and AccumulateGrad run outside the compiled
+# graphs: in compiled training they launch eager PyTorch's kernels, the
+# loss taking as long as in eager training (it ran Inductor's kernels).
+if "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training \
+     --runtime compiled --format csv > "$tmp/lc.csv" 2> "$tmp/err" &&
+   "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training \
+     --format json > "$tmp/le.json" 2>> "$tmp/err" &&
+   "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training \
+     --runtime compiled --format json > "$tmp/lc.json" 2>> "$tmp/err" &&
+   grep -q ',loss,' "$tmp/lc.csv" && ! grep ',loss,' "$tmp/lc.csv" | grep -q triton_ &&
+   [ "$("$J" "$tmp/le.json" loss_ms)" = "$("$J" "$tmp/lc.json" loss_ms)" ]; then
+  ok "compiled training's loss runs eager kernels"
+else
+  grep ',loss,' "$tmp/lc.csv" > "$tmp/err" 2>/dev/null
+  fail "compiled training's loss runs eager kernels"
 fi

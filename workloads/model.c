@@ -665,7 +665,7 @@ op_key (const GsOp *o)
                           "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
                           "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
                           "|%d|%d|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%" G_GINT64_FORMAT "|%d|%s",
+                          "|%" G_GINT64_FORMAT "|%d|%s|%d",
                           o->kind, o->name, o->dtype, o->phase, o->batch,
                           o->m, o->n, o->k, o->layout, o->bias, o->rows,
                           o->cols, o->n_in, o->n_out, o->n_small_in,
@@ -673,7 +673,8 @@ op_key (const GsOp *o)
                           o->reduce_dim, o->heads, o->kv_heads, o->seq_q,
                           o->seq_k, o->head_dim, o->causal, o->attn,
                           o->params, o->bcast_elems, o->bcast_period,
-                          o->bcast_esize, o->fused ? o->fused : "");
+                          o->bcast_esize, o->fused ? o->fused : "",
+                          o->eager);
 }
 
 /* The kernels OP launches, lowered once per distinct op (repeated layers
@@ -806,7 +807,9 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
       GsOp copy;
       gs_op_copy (&copy, op);
       g_array_append_val (prog->ops, copy);
-      const GArray *ks = lower_cached (lib, cache, op, plan->runtime, error);
+      const GArray *ks = lower_cached (lib, cache, op, op->eager
+                                       ? GS_RUNTIME_EAGER : plan->runtime,
+                                       error);
       if (ks == NULL)
         {
           g_prefix_error (error, "%s: ", plan->config);

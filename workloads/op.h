@@ -97,6 +97,9 @@ typedef struct {
 
   /* Fused: the ops this one replaced (names, '+'-joined). */
   char *fused;
+  /* Run as eager PyTorch runs it whatever the program's runtime: outside
+   * the compiled graphs (the loss, AccumulateGrad, graph breaks). */
+  gboolean eager;
 } GsOp;
 
 const char *gs_op_kind_name (GsOpKind k);

@@ -343,6 +343,7 @@ emit_eager (Fuse *f, const GsMgNode *n)
 {
   GsOp op;
   gs_op_copy (&op, &n->op);
+  op.eager = TRUE;
   gs_rt_pending_add (&f->pending, n->host, gs_rt_eager_node_ns (n));
   gs_rt_plan_push (f->plan, &op, n->call, &f->pending);
 }
