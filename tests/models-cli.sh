@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..31"
+echo "1..32"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -340,6 +340,16 @@ if "$GPUSIM" run tests/data/models/tiny-bert.json --arch h100 --mode training \
   ok "foreach Adam runs each of its kernels once"
 else
   fail "foreach Adam against fused Adam"
+fi
+
+# The optimizer's kernels form one row of the op-class table, named once.
+"$GPUSIM" run tests/data/models/tiny-bert.json --arch h100 --mode training \
+  --optimizer adam > "$tmp/a1.txt" 2> "$tmp/err"
+if grep -q '^  optimizer  .* launches$' "$tmp/a1.txt" &&
+   ! grep -q 'optimizer optimizer' "$tmp/a1.txt"; then
+  ok "op classes: the optimizer row"
+else
+  fail "op classes: the optimizer row: $(grep optimizer "$tmp/a1.txt")"
 fi
 
 # RoBERTa-base: 514 position rows, the first two at and below the padding
