@@ -207,6 +207,40 @@ test_softmax_choice (void)
   g_assert_cmpuint (k3->len, ==, 2);
   g_assert_cmpuint (g_array_index (k3, GsKernel, 0).grid[0], ==, 262144);
   g_assert_cmpuint (g_array_index (k3, GsKernel, 1).grid[0], ==, 65536);
+  /* The backward (_softmax_backward_data) runs PyTorch's backward kernels
+   * and reads the gradient and the forward's output: a warp per row moves
+   * 3 rows where the forward moves 2; a block per row reads both twice
+   * and writes once (5 rows) where the forward reads its row three times
+   * and writes once (4).  log_softmax says so in the name. */
+  s.rows = 3000;
+  struct { int64_t cols; double ratio; const char *name, *fwd, *bwd; }
+  dir[] = {
+    { 512, 1.5, "_softmax_backward_data", "softmax_warp_forward<float, float, "
+      "float, 9, false", "softmax_warp_backward<float, float, float, 9, "
+      "false" },
+    { 4096, 1.25, "_log_softmax_backward_data", "cunn_SoftMaxForward<4, float, "
+      "float, float, at::native::anon::SoftMaxForwardEpilogue",
+      "cunn_SoftMaxBackward<4, float, float, float, "
+      "at::native::anon::LogSoftMaxBackwardEpilogue" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (dir); i++)
+    {
+      s.cols = dir[i].cols;
+      g_autoptr (GArray) f = lower (a, &s, NULL);
+      GsOp b;
+      gs_op_copy (&b, &s);
+      g_free (b.name);
+      b.name = g_strdup (dir[i].name);
+      b.n_in = 2;
+      g_autoptr (GArray) bk = lower (a, &b, NULL);
+      const GsKernel *fk = only (f), *kb = only (bk);
+      g_assert_nonnull (strstr (fk->name, dir[i].fwd));
+      g_assert_nonnull (strstr (kb->name, dir[i].bwd));
+      double fb = (fk->work.ld_bytes + fk->work.st_bytes) * gs_kernel_blocks (fk);
+      double bb = (kb->work.ld_bytes + kb->work.st_bytes) * gs_kernel_blocks (kb);
+      g_assert_cmpfloat (fabs (bb / fb - dir[i].ratio), <, 0.01);
+      gs_op_clear (&b);
+    }
   gs_op_clear (&s);
 }
 

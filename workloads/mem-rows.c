@@ -202,9 +202,11 @@ mem_lower_norm (MemLower *L, GError **error)
 
 /* --------------------------------------------------------------- softmax */
 
+/* BWD: the backward (_softmax_backward_data: reads the gradient and the
+ * forward's output, writes the input's gradient); LOG: log_softmax. */
 static gboolean
 softmax_warp (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
-              GError **error)
+              gboolean bwd, gboolean log, GError **error)
 {
   double esz = mem_esize (dt);
   int log2 = mem_log2_ceil ((uint64_t) cols);
@@ -220,8 +222,8 @@ softmax_warp (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
     {
       int64_t r = MIN (chunk, rows - done);
       g_autofree char *name = g_strdup_printf (
-        "anon::softmax_warp_forward<%s, %s, float, %d, false, false>", t, t,
-        log2);
+        "anon::softmax_warp_%s<%s, %s, float, %d, %s, false>",
+        bwd ? "backward" : "forward", t, t, log2, log ? "true" : "false");
       MemSpec s;
       mem_spec_init (&s, GS_MEM_FAM_SOFTMAX_WARP, name);
       s.blocks = mem_ceil_div ((uint64_t) r, (uint64_t) rows_per_block);
@@ -234,11 +236,13 @@ softmax_warp (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
       s.regs = (uint32_t) MAX (16, 18 + (L->p->regs_softmax_warp - 18)
                                         * iters * batch / 32);
       double elems = (double) rows_per_block * cols;
-      s.in_bytes = elems * esz;
+      s.in_bytes = elems * esz * (bwd ? 2 : 1);
       s.out_bytes = elems * esz;
-      /* max, subtract, scale, add, IEEE division; one exp2. */
-      s.alu = elems * 14.0;
-      s.sfu = elems * 1.0;
+      /* Forward: max, subtract, scale, add, IEEE division; one exp2.
+       * Backward: gradient x output, sum, subtract, multiply (log:
+       * exp of the output instead of the product). */
+      s.alu = elems * (bwd ? 6.0 : 14.0);
+      s.sfu = bwd && !log ? 0 : elems * 1.0;
       s.other = 128.0 * batch * L->p->row_ops_softmax_warp
                 + 128 * 2.0 * iters * batch;
       s.trips = 1;                    /* a thread loads its row at once */
@@ -268,19 +272,44 @@ softmax_block_size (int ilp, int64_t cols)
 
 static gboolean
 softmax_block (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
-               GError **error)
+               gboolean bwd, gboolean log, GError **error)
 {
   double esz = mem_esize (dt);
   int ilp = (int) (16 / esz);
   uint32_t threads = softmax_block_size (ilp, cols);
   if (L->hint && L->hint->block[0] >= 32 && L->hint->block[0] <= 1024
-      && hint_names (L->hint, "SoftMaxForward"))
+      && hint_names (L->hint, bwd ? "SoftMaxBackward" : "SoftMaxForward"))
     threads = L->hint->block[0];
   double row = cols * esz;
+  const char *dir = bwd ? "Backward" : "Forward";
   g_autofree char *name = g_strdup_printf (
-    "at::native::anon::cunn_SoftMaxForward<%d, %s, float, %s, "
-    "at::native::anon::SoftMaxForwardEpilogue>", ilp, mem_ctype (dt),
-    mem_ctype (dt));
+    "at::native::anon::cunn_SoftMax%s<%d, %s, float, %s, "
+    "at::native::anon::%sSoftMax%sEpilogue>", dir, ilp, mem_ctype (dt),
+    mem_ctype (dt), log ? "Log" : "", dir);
+  if (bwd)
+    {
+      /* A sum pass over the gradient (and the output) and a write pass
+       * reading both again. */
+      MemSpec s;
+      mem_spec_init (&s, GS_MEM_FAM_SOFTMAX_BLOCK, name);
+      s.blocks = (uint64_t) rows;
+      s.bx = threads;
+      s.regs = (uint32_t) L->p->regs_softmax_block;
+      s.smem = threads / 32 * 4;
+      s.in_bytes = 2 * row;
+      s.reread_bytes = 2 * row;
+      s.out_bytes = row;
+      s.misaligned_rows = misaligned_fraction (row);
+      s.alu = cols * 8.0;
+      s.sfu = log ? cols * 1.0 : 0;
+      s.other = threads * L->p->row_ops_softmax_block;
+      s.trips = 2 * ceil ((double) cols / ((double) threads * ilp));
+      s.ilp = ilp;
+      s.fixed_cycles = block_reduce_cycles ((int) (threads / 32), 1)
+                       + 2 * BARRIER_CYCLES;
+      s.fixed_ns = L->p->block_ns_softmax_block;
+      return mem_emit (L, &s, error);
+    }
   MemSpec s;
   mem_spec_init (&s, GS_MEM_FAM_SOFTMAX_BLOCK, name);
   s.blocks = (uint64_t) rows;
@@ -310,12 +339,17 @@ mem_lower_softmax (MemLower *L, GError **error)
   const GsOp *op = L->op;
   double esz = mem_esize (op->dtype);
   gboolean warp = op->cols <= 1024 && op->cols * esz <= 4096;
-  if (hint_names (L->hint, "softmax_warp_forward"))
+  gboolean bwd = op->name && strstr (op->name, "_backward") != NULL;
+  gboolean log = op->name && strstr (op->name, "log_softmax") != NULL;
+  if (hint_names (L->hint, "softmax_warp_"))
     warp = TRUE;
-  else if (hint_names (L->hint, "SoftMaxForward"))
+  else if (hint_names (L->hint, "SoftMaxForward")
+           || hint_names (L->hint, "SoftMaxBackward"))
     warp = FALSE;
-  return warp ? softmax_warp (L, op->rows, op->cols, op->dtype, error)
-              : softmax_block (L, op->rows, op->cols, op->dtype, error);
+  return warp ? softmax_warp (L, op->rows, op->cols, op->dtype, bwd, log,
+                              error)
+              : softmax_block (L, op->rows, op->cols, op->dtype, bwd, log,
+                               error);
 }
 
 /* ------------------------------------------------------------- reductions */
