@@ -21,7 +21,8 @@ static const GsParam mig_params[] = {
   { "sm", GS_PARAM_INT, OFF (sm), "SMs", 0, NULL, 1, 65536, 0,
     "SMs the instance gets (absent: estimated from the compute slices)" },
   { "memory_gb", GS_PARAM_DOUBLE, OFF (memory_gb), "GB", 0, NULL, 0, 1e7, 0,
-    "device memory of the instance" },
+    "device memory of the instance (absent: the memory slices' share of "
+    "dram.size_gib)" },
   { "l2_fraction", GS_PARAM_DOUBLE, OFF (l2_fraction), "", 0, NULL, 1e-6, 1,
     0, "share of the L2 cache and its bandwidth (absent: memory slices)" },
   { "dram_bw_fraction", GS_PARAM_DOUBLE, OFF (dram_bw_fraction), "", 0, NULL,
@@ -55,6 +56,8 @@ fill_defaults (const config_setting_t *mig, const GsArch *arch,
     p->l2_fraction = mem;
   if (p->dram_bw_fraction == 0)
     p->dram_bw_fraction = mem;
+  if (p->memory_gb == 0)
+    p->memory_gb = arch->dram_gib * mem;
 }
 
 static gboolean
@@ -121,6 +124,21 @@ gs_partition_mig_profiles (const GsArch *arch, GError **error)
       g_array_append_val (out, p);
     }
   return out;
+}
+
+double
+gs_partition_memory_gib (const GsArch *arch, const char *mig)
+{
+  if (mig == NULL || *mig == '\0')
+    return arch->dram_gib;
+  g_autoptr (GArray) profiles = gs_partition_mig_profiles (arch, NULL);
+  for (guint i = 0; profiles != NULL && i < profiles->len; i++)
+    {
+      const GsMigProfile *p = &g_array_index (profiles, GsMigProfile, i);
+      if (g_strcmp0 (p->name, mig) == 0)
+        return p->memory_gb;
+    }
+  return -1;
 }
 
 /* The MPS guide ("Volta MPS Execution Resource Provisioning") says a

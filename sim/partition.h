@@ -26,7 +26,9 @@ typedef struct {
   int compute_slices;      /* GPCs' worth of SMs */
   int memory_slices;       /* eighths of the memory system (A100, H100) */
   int sm;                  /* SMs the instance gets */
-  double memory_gb;        /* device memory, GB */
+  double memory_gb;        /* device memory, GB (nominal, counted as
+                            * dram.size_gib counts: absent, the memory
+                            * slices' share of it) */
   double l2_fraction;      /* share of the L2 (capacity and bandwidth) */
   double dram_bw_fraction; /* share of the DRAM bandwidth */
 } GsMigProfile;
@@ -36,6 +38,11 @@ typedef struct {
  * GS_ERROR_USAGE when the GPU has no MIG, GS_ERROR_INPUT (file:line) when
  * the group is malformed. */
 GArray *gs_partition_mig_profiles (const GsArch *arch, GError **error);
+
+/* Device memory of a MIG instance of profile MIG on ARCH (the profile's
+ * memory_gb), or ARCH's dram.size_gib for MIG NULL or empty; -1 for a
+ * profile ARCH does not have (gs_partition_apply says why). */
+double gs_partition_memory_gib (const GsArch *arch, const char *mig);
 
 /* SMs an MPS client gets at PERCENT (0 < PERCENT <= 100) of SM_COUNT SMs. */
 int gs_partition_mps_sms (int sm_count, double percent);

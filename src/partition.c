@@ -127,6 +127,7 @@ gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
                   a->dtype);
   o->attention = a->attention;
   o->optimizer = a->optimizer;
+  o->mig = a->mig;
   o->moe = a->moe;
   return TRUE;
 }

@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..24"
+echo "1..26"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -55,6 +55,14 @@ expect 1 "does not fit in t4's 16 GiB of device memory (dram.size_gib)" \
 g run tests/bad-input/config/wont-fit-70b.json --arch h100 --dtype bf16 \
   > /dev/null 2> "$tmp/err"; st=$?
 expect 1 "does not fit in h100-sxm5-80gb's 80 GiB" "a 70B model in bf16 on one H100"
+# A MIG instance has its profile's share of the memory.
+g run examples/configs/llama3-8b.json --arch h100 --dtype bf16 --seq 128 \
+  --mig 1g.10gb > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "does not fit in the 10 GiB of device memory of h100-sxm5-80gb's MIG 1g.10gb instance (memory_gb): it needs at least 15.0 GiB" \
+  "Llama-3-8B in bf16 on an H100's MIG 1g.10gb: does not fit"
+g run examples/configs/llama3-8b.json --arch h100 --dtype bf16 --seq 128 \
+  --mig 1g.20gb > /dev/null 2> "$tmp/err"; st=$?
+expect 0 "" "Llama-3-8B in bf16 on an H100's MIG 1g.20gb: fits"
 g run data/neusight/models/gpt2_large.json --arch h100 --batch 8 --seq 1024 \
   --format json > /dev/null 2> "$tmp/err"; st=$?
 expect 0 "" "GPT2-Large at batch 8 x 1024 on an H100 still fits"

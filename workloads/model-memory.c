@@ -3,6 +3,7 @@
 #include "workloads/model-memory.h"
 #include "sim/arch.h"
 #include "sim/error.h"
+#include "sim/partition.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -118,35 +119,31 @@ gs_model_check_memory (const GsMg *g, const GsHfConfig *cfg,
     return TRUE;
   Footprint f = footprint (g, s);
   double need = f.weights + f.state + f.activations;
-  double have = arch->dram_gib * GIB;
-  if (need <= have)
+  /* An unknown profile is left to gs_partition_apply, which names the
+   * valid ones. */
+  double gib = gs_partition_memory_gib (arch, s->mig);
+  gboolean mig = s->mig != NULL && *s->mig && gib >= 0;
+  if (gib < 0)
+    gib = arch->dram_gib;
+  if (need <= gib * GIB)
     return TRUE;
   g_autofree char *state = s->training
     ? g_strdup_printf (", gradients%s %.1f GiB",
                        s->optimizer ? " and optimizer state" : "",
                        f.state / GIB)
     : g_strdup ("");
-  /* Only what can make it fit: a smaller batch or sequence shrinks the
-   * activations alone, a 16-bit dtype halves every term (once). */
-  double fixed = f.weights + f.state;
-  gboolean smaller = fixed < have;
-  gboolean half = gs_dtype_bytes (g->opt.dtype) >= 4 && fixed / 2 < have;
-  g_autofree char *fix = g_strdup_printf (
-      "%s%s%s%s%sa GPU with more memory",
-      smaller ? "" : s->training
-                     ? (s->optimizer ? "the weights, gradients and optimizer "
-                                       "state alone do not fit: "
-                                     : "the weights and gradients alone do "
-                                       "not fit: ")
-                     : "the weights alone do not fit: ",
-      "use ", smaller ? "a smaller --batch or --seq" : "",
-      smaller && half ? ", " : smaller ? " or " : "",
-      half ? "a 16-bit --dtype or " : "");
+  g_autofree char *where = mig
+    ? g_strdup_printf ("the %g GiB of device memory of %s's MIG %s instance "
+                       "(memory_gb)", gib, arch->name, s->mig)
+    : g_strdup_printf ("%s's %g GiB of device memory (dram.size_gib)",
+                       arch->name, gib);
   g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-               "%s: batch %d x seq %d does not fit in %s's %g GiB of device "
-               "memory (dram.size_gib): it needs at least %.1f GiB (weights "
-               "%.1f GiB%s, activations %.1f GiB); %s",
-               cfg->file, s->batch, s->seq, arch->name, arch->dram_gib,
-               need / GIB, f.weights / GIB, state, f.activations / GIB, fix);
+               "%s: batch %d x seq %d does not fit in %s: it needs at least "
+               "%.1f GiB (weights %.1f GiB%s, activations %.1f GiB); use a "
+               "smaller --batch or --seq, a 16-bit --dtype%s or a GPU with "
+               "more memory",
+               cfg->file, s->batch, s->seq, where, need / GIB,
+               f.weights / GIB, state, f.activations / GIB,
+               mig ? ", a larger MIG profile" : "");
   return FALSE;
 }

@@ -34,13 +34,15 @@ typedef struct {
   gboolean eager_attn;     /* attention scores are materialized */
   int gen_built;           /* token passes built after the prefill (gen,
                             * or fewer when decode steps are sampled) */
+  const char *mig;         /* MIG profile (NULL: the whole GPU) */
 } GsModelSize;
 
 gboolean gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
                               GError **error);
 
 /* Lower bound of the device memory the built graph G needs, against
- * ARCH's dram.size_gib (ARCH NULL: no check). */
+ * ARCH's dram.size_gib, or on a MIG instance its profile's memory (ARCH
+ * NULL: no check). */
 gboolean gs_model_check_memory (const GsMg *g, const GsHfConfig *cfg,
                                 const GsModelSize *s, const GsArch *arch,
                                 GError **error);

@@ -562,7 +562,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   g_autoptr (GArray) samples = decode_samples (decode_steps (&r), r.samples);
   GsModelSize size = { r.batch, r.seq, r.gen, r.training,
                        r.optim != OPTIM_NONE, r.attn == GS_ATTN_EAGER,
-                       samples ? (int) samples->len + 1 : r.gen };
+                       samples ? (int) samples->len + 1 : r.gen, opt->mig };
   if (!gs_model_check_size (cfg, &size, error))
     return NULL;
 

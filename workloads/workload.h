@@ -28,6 +28,8 @@ typedef struct {
   const char *optimizer;   /* "none", "adam" (NULL: none) */
   const char *moe;         /* Switch sparse MLP: "harness" or "hf" (NULL:
                             * harness) */
+  const char *mig;         /* MIG profile it runs on (NULL: the whole GPU):
+                            * a model must fit in the instance's memory */
   GBytes *text;            /* the workload's text where it is not read from
                             * its FILE (standard input, FILE naming it in
                             * messages), else NULL; a config.json when it
