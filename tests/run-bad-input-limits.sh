@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..26"
+echo "1..29"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -55,6 +55,23 @@ expect 1 "does not fit in t4's 16 GiB of device memory (dram.size_gib)" \
 g run tests/bad-input/config/wont-fit-70b.json --arch h100 --dtype bf16 \
   > /dev/null 2> "$tmp/err"; st=$?
 expect 1 "does not fit in h100-sxm5-80gb's 80 GiB" "a 70B model in bf16 on one H100"
+# A generation holds every layer's KV cache at its longest: 2 x 32 layers x
+# 64 x 4097 tokens x 8 heads x 128 x 2 bytes = 32 GiB beside 15 GiB of
+# weights.
+g run examples/configs/llama3-8b.json --arch a100-pcie-40gb --dtype bf16 \
+  --attention flash2 --mode decode --batch 64 --seq 4096 > /dev/null \
+  2> "$tmp/err"; st=$?
+expect 1 "it needs at least 47.5 GiB (weights 15.0 GiB, KV cache 32.0 GiB, activations 0.5 GiB)" \
+  "Llama-3-8B decode at batch 64 over 4096 tokens on an A100 40GB: does not fit"
+g run examples/configs/llama3-8b.json --arch a100-pcie-40gb --dtype bf16 \
+  --attention flash2 --batch 32 --seq 2048 --gen-tokens 2049 > /dev/null \
+  2> "$tmp/err"; st=$?
+expect 1 "(weights 15.0 GiB, KV cache 16.0 GiB, activations 15.7 GiB)" \
+  "Llama-3-8B generating 2049 tokens after 2048 at batch 32 on an A100 40GB: does not fit"
+g run examples/configs/llama3-8b.json --arch a100-pcie-40gb --dtype bf16 \
+  --attention flash2 --mode decode --batch 32 --seq 4096 > /dev/null \
+  2> "$tmp/err"; st=$?
+expect 0 "" "Llama-3-8B decode at batch 32 over 4096 tokens on an A100 40GB: fits"
 # A MIG instance has its profile's share of the memory.
 g run examples/configs/llama3-8b.json --arch h100 --dtype bf16 --seq 128 \
   --mig 1g.10gb > /dev/null 2> "$tmp/err"; st=$?

@@ -392,6 +392,7 @@ gs_mb_cache_cat (GsMb *b, int x, int64_t heads, int64_t head_dim)
   int y = gs_mg_copy (g, "cat", GS_BW_NONE, x, b->batch * heads * len,
                       head_dim);
   gs_mg_val (g, y)->keep = TRUE;
+  gs_mg_val (g, y)->cache = TRUE;
   return y;
 }
 

@@ -72,6 +72,8 @@ typedef struct {
   guint8 keep;             /* a graph output: always written to memory */
   guint8 bundle;           /* gradients of its pieces are gathered by its
                             * producer (split), not added */
+  guint8 cache;            /* a layer's K or V cache after a decode step's
+                            * append: held until the generation ends */
 } GsMgValue;
 
 typedef struct {

@@ -55,6 +55,8 @@ gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
 /* Device memory a built graph certainly needs, bytes. */
 typedef struct {
   double weights;          /* parameters */
+  double cache;            /* every layer's KV cache (the graph checked
+                            * holds at most one decode step) */
   double state;            /* training: gradients and Adam's moments */
   double activations;      /* largest tensor; training: + saved GEMM inputs */
 } Footprint;
@@ -89,18 +91,21 @@ saved_gemm_inputs (const GsMg *g, double bytes)
 static Footprint
 footprint (const GsMg *g, const GsModelSize *s)
 {
-  Footprint f = { 0, 0, 0 };
+  Footprint f = { 0, 0, 0, 0 };
   double bytes = gs_dtype_bytes (g->opt.dtype);
-  double params = 0, largest = 0;
+  double params = 0, largest = 0, cache = 0;
   for (guint v = 0; v < g->values->len; v++)
     {
       const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
       if (val->param)
         params += (double) val->elems;
+      else if (val->cache)
+        cache += (double) val->elems;
       else
         largest = MAX (largest, (double) val->elems);
     }
   f.weights = params * bytes;
+  f.cache = cache * bytes;
   f.activations = largest * bytes;
   if (s->training)
     {
@@ -111,14 +116,20 @@ footprint (const GsMg *g, const GsModelSize *s)
 }
 
 gboolean
-gs_model_check_memory (const GsMg *g, const GsHfConfig *cfg,
-                       const GsModelSize *s, const GsArch *arch,
-                       GError **error)
+gs_model_check_memory (const GsMg *g, const GsMg *last,
+                       const GsHfConfig *cfg, const GsModelSize *s,
+                       const GsArch *arch, GError **error)
 {
   if (arch == NULL)
     return TRUE;
   Footprint f = footprint (g, s);
-  double need = f.weights + f.state + f.activations;
+  if (last != NULL)
+    {
+      Footprint l = footprint (last, s);
+      f.cache = l.cache;
+      f.activations = MAX (f.activations, l.activations);
+    }
+  double need = f.weights + f.cache + f.state + f.activations;
   /* An unknown profile is left to gs_partition_apply, which names the
    * valid ones. */
   double gib = gs_partition_memory_gib (arch, s->mig);
@@ -132,6 +143,8 @@ gs_model_check_memory (const GsMg *g, const GsHfConfig *cfg,
                        s->optimizer ? " and optimizer state" : "",
                        f.state / GIB)
     : g_strdup ("");
+  g_autofree char *cache = f.cache > 0
+    ? g_strdup_printf (", KV cache %.1f GiB", f.cache / GIB) : g_strdup ("");
   g_autofree char *where = mig
     ? g_strdup_printf ("the %g GiB of device memory of %s's MIG %s instance "
                        "(memory_gb)", gib, arch->name, s->mig)
@@ -139,11 +152,11 @@ gs_model_check_memory (const GsMg *g, const GsHfConfig *cfg,
                        arch->name, gib);
   g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                "%s: batch %d x seq %d does not fit in %s: it needs at least "
-               "%.1f GiB (weights %.1f GiB%s, activations %.1f GiB); use a "
+               "%.1f GiB (weights %.1f GiB%s%s, activations %.1f GiB); use a "
                "smaller --batch or --seq, a 16-bit --dtype%s or a GPU with "
                "more memory",
                cfg->file, s->batch, s->seq, where, need / GIB,
-               f.weights / GIB, state, f.activations / GIB,
+               f.weights / GIB, cache, state, f.activations / GIB,
                mig ? ", a larger MIG profile" : "");
   return FALSE;
 }

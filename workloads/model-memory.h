@@ -42,8 +42,11 @@ gboolean gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
 
 /* Lower bound of the device memory the built graph G needs, against
  * ARCH's dram.size_gib, or on a MIG instance its profile's memory (ARCH
- * NULL: no check). */
-gboolean gs_model_check_memory (const GsMg *g, const GsHfConfig *cfg,
+ * NULL: no check).  G holds at most one decode step.  LAST (NULL: none),
+ * a generation's last decode step built alone after G's prefill, adds its
+ * KV cache and its activations where they are larger than G's. */
+gboolean gs_model_check_memory (const GsMg *g, const GsMg *last,
+                                const GsHfConfig *cfg,
                                 const GsModelSize *s, const GsArch *arch,
                                 GError **error);
 

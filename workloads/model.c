@@ -525,19 +525,49 @@ build_request (GsMg *g, const GsHfConfig *cfg, const Request *r,
 }
 
 /* Device memory is checked on one forward pass: a generating request
- * records every step's weights anew (the same tensors each time). */
+ * records every step's weights anew (the same tensors each time).  A
+ * generation's KV cache is at its longest in its last decode step, built
+ * alone: in decode mode that step is the pass checked, after a prefill
+ * it is checked beside the prefill. */
 static gboolean
 check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
               const GsMg *g, const GsModelSize *size, const GsArch *arch,
               GError **error)
 {
   if (arch == NULL || r->gen == 0)
-    return gs_model_check_memory (g, cfg, size, arch, error);
-  Request one = *r;
-  one.gen = r->decode ? 1 : 0;
+    return gs_model_check_memory (g, NULL, cfg, size, arch, error);
+  int steps = decode_steps (r);
   g_autoptr (GsMg) g1 = gs_mg_new (mo);
-  build_request (g1, cfg, &one, NULL);
-  return gs_model_check_memory (g1, cfg, size, arch, error);
+  g_autoptr (GsMg) last = NULL;
+  if (r->decode)
+    {
+      g_autoptr (GArray) one = g_array_new (FALSE, TRUE,
+                                            sizeof (GsStepSample));
+      GsStepSample s = { steps, 1.0 };
+      g_array_append_val (one, s);
+      build_request (g1, cfg, r, one);
+    }
+  else
+    {
+      Request prefill = *r;
+      prefill.gen = 0;
+      build_request (g1, cfg, &prefill, NULL);
+      if (steps > 0)
+        {
+          /* The last step of STEPS appends to a cache of the prompt and
+           * STEPS - 1 tokens (an encoder-decoder's decoder started from
+           * one token). */
+          gboolean encdec = cfg->family == GS_HF_T5
+                            || cfg->family == GS_HF_SWITCH;
+          Request step = *r;
+          step.decode = TRUE;
+          step.gen = 1;
+          step.seq = encdec ? steps : r->seq + steps - 1;
+          last = gs_mg_new (mo);
+          build_request (last, cfg, &step, NULL);
+        }
+    }
+  return gs_model_check_memory (g1, last, cfg, size, arch, error);
 }
 
 static int
