@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..29"
+echo "1..30"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -68,6 +68,10 @@ g run examples/configs/llama3-8b.json --arch a100-pcie-40gb --dtype bf16 \
   2> "$tmp/err"; st=$?
 expect 1 "(weights 15.0 GiB, KV cache 16.0 GiB, activations 15.7 GiB)" \
   "Llama-3-8B generating 2049 tokens after 2048 at batch 32 on an A100 40GB: does not fit"
+# The remedies offered are those that apply: not a 16-bit dtype to a
+# 16-bit model, fewer tokens where the cache is counted.
+expect 1 "; use a smaller --batch or --seq, fewer --gen-tokens or a GPU with more memory" \
+  "the generation's message offers fewer tokens, not a 16-bit dtype"
 g run examples/configs/llama3-8b.json --arch a100-pcie-40gb --dtype bf16 \
   --attention flash2 --mode decode --batch 32 --seq 4096 > /dev/null \
   2> "$tmp/err"; st=$?

@@ -150,13 +150,21 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
                        "(memory_gb)", gib, arch->name, s->mig)
     : g_strdup_printf ("%s's %g GiB of device memory (dram.size_gib)",
                        arch->name, gib);
+  /* Only the remedies that apply: a generation's cache shrinks with fewer
+   * tokens, a 32-bit model's weights with a 16-bit dtype. */
+  GString *fix = g_string_new ("a smaller --batch or --seq");
+  if (s->gen > 1 && f.cache > 0)
+    g_string_append (fix, ", fewer --gen-tokens");
+  if (gs_dtype_bytes (g->opt.dtype) > 2)
+    g_string_append (fix, ", a 16-bit --dtype");
+  if (mig)
+    g_string_append (fix, ", a larger MIG profile");
   g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                "%s: batch %d x seq %d does not fit in %s: it needs at least "
-               "%.1f GiB (weights %.1f GiB%s%s, activations %.1f GiB); use a "
-               "smaller --batch or --seq, a 16-bit --dtype%s or a GPU with "
-               "more memory",
+               "%.1f GiB (weights %.1f GiB%s%s, activations %.1f GiB); use "
+               "%s or a GPU with more memory",
                cfg->file, s->batch, s->seq, where, need / GIB,
-               f.weights / GIB, cache, state, f.activations / GIB,
-               mig ? ", a larger MIG profile" : "");
+               f.weights / GIB, cache, state, f.activations / GIB, fix->str);
+  g_string_free (fix, TRUE);
   return FALSE;
 }
