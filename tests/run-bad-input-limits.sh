@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..30"
+echo "1..32"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -76,6 +76,16 @@ g run examples/configs/llama3-8b.json --arch a100-pcie-40gb --dtype bf16 \
   --attention flash2 --mode decode --batch 32 --seq 4096 > /dev/null \
   2> "$tmp/err"; st=$?
 expect 0 "" "Llama-3-8B decode at batch 32 over 4096 tokens on an A100 40GB: fits"
+# Every expert's weights count, those no token chose too: Mixtral-8x7B's
+# 46.7 billion parameters in bf16 (inference routes every token alike, to
+# two of the eight experts); fp8 GEMMs read them in FP8, half that.
+g run examples/configs/mixtral-8x7b.json --arch h100 --dtype bf16 --seq 128 \
+  > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "it needs at least 87.0 GiB (weights 87.0 GiB, activations 0.0 GiB)" \
+  "Mixtral-8x7B in bf16 on one H100: does not fit"
+g run examples/configs/mixtral-8x7b.json --arch h100 --dtype fp8 --seq 128 \
+  > /dev/null 2> "$tmp/err"; st=$?
+expect 0 "" "Mixtral-8x7B in fp8 on one H100: fits"
 # A MIG instance has its profile's share of the memory.
 g run examples/configs/llama3-8b.json --arch h100 --dtype bf16 --seq 128 \
   --mig 1g.10gb > /dev/null 2> "$tmp/err"; st=$?

@@ -470,6 +470,15 @@ nonzero (GsMg *g, int64_t elems)
   gs_mg_copy (g, "nonzero_select", GS_BW_NONE, -1, elems, 1);
 }
 
+/* The weights of an expert no token chose: N matrices of HIDDEN x FFN that
+ * take device memory and no part in the pass (no kernel, no gradient). */
+static void
+idle_expert_weights (GsMg *g, int n, int64_t hidden, int64_t ffn)
+{
+  for (int i = 0; i < n; i++)
+    gs_mg_val (g, gs_mg_param (g, hidden * ffn, ffn))->grad = FALSE;
+}
+
 static int
 mixtral_expert (GsMb *b, int x, int rw, int64_t n, int64_t hidden)
 {
@@ -516,7 +525,10 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
       nonzero (g, K * T);                        /* torch.where(mask[e]) */
       gs_mg_host (g, GS_HOST_PY, 2);
       if (n == 0)
-        continue;
+        {
+          idle_expert_weights (g, 3, H, b->cfg->ffn);  /* w1, w3, w2 */
+          continue;
+        }
       gs_mg_host (g, GS_HOST_SYNC, 2);           /* .tolist() twice */
       in[0] = x;
       gs_mg_host (g, GS_HOST_OP, 1);             /* list -> index tensor */
@@ -646,6 +658,7 @@ switch_expert (GsMb *b, const char *scope, int x, int64_t rows, int64_t H)
   int h = -1;
   if (rows == 0)
     {
+      idle_expert_weights (g, 2, H, c->ffn);      /* wi, wo */
       gs_mg_host (g, GS_HOST_MODULE, 4);
       gs_mg_host (g, GS_HOST_GEMM, 2);
       gs_mg_host (g, GS_HOST_OP, 1);

@@ -104,12 +104,13 @@ footprint (const GsMg *g, const GsModelSize *s)
       else
         largest = MAX (largest, (double) val->elems);
     }
-  f.weights = params * bytes;
+  /* fp8 GEMMs read their weights in FP8: at least those copies exist. */
+  f.weights = params * MIN (bytes, gs_dtype_bytes (g->opt.gemm_dtype));
   f.cache = cache * bytes;
   f.activations = largest * bytes;
   if (s->training)
     {
-      f.state = f.weights * (s->optimizer ? 3 : 1);
+      f.state = params * bytes * (s->optimizer ? 3 : 1);
       f.activations += saved_gemm_inputs (g, bytes);
     }
   return f;
