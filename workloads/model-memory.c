@@ -151,19 +151,41 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
                        "(memory_gb)", gib, arch->name, s->mig)
     : g_strdup_printf ("%s's %g GiB of device memory (dram.size_gib)",
                        arch->name, gib);
-  /* Only the remedies that apply: a generation's cache shrinks with fewer
-   * tokens, a 32-bit model's weights with a 16-bit dtype. */
-  GString *fix = g_string_new ("a smaller --batch or --seq");
-  if (s->gen > 1 && f.cache > 0)
-    g_string_append (fix, ", fewer --gen-tokens");
-  if (gs_dtype_bytes (g->opt.dtype) > 2)
-    g_string_append (fix, ", a 16-bit --dtype");
+  /* Only the remedies that apply: a smaller batch or sequence shrinks
+   * the activations and the cache, fewer generated tokens the cache, a
+   * 16-bit dtype halves a 32-bit model's every term (once), a larger MIG
+   * profile gives more memory; where the weights and training state
+   * alone exceed it, only more memory helps. */
+  double have = gib * GIB, fixed = f.weights + f.state;
+  gboolean smaller = fixed < have;
+  gboolean half = gs_dtype_bytes (g->opt.dtype) > 2 && fixed / 2 < have;
+  GPtrArray *ways = g_ptr_array_new ();
+  if (smaller)
+    g_ptr_array_add (ways, "a smaller --batch or --seq");
+  if (smaller && s->gen > 1 && f.cache > 0)
+    g_ptr_array_add (ways, "fewer --gen-tokens");
+  if (half)
+    g_ptr_array_add (ways, "a 16-bit --dtype");
   if (mig)
-    g_string_append (fix, ", a larger MIG profile");
+    g_ptr_array_add (ways, "a larger MIG profile");
+  g_ptr_array_add (ways, "a GPU with more memory");
+  GString *fix = g_string_new (smaller ? ""
+                               : !s->training ? "the weights alone do not "
+                                                "fit: "
+                               : s->optimizer ? "the weights, gradients and "
+                                                "optimizer state alone do "
+                                                "not fit: "
+                               : "the weights and gradients alone do not "
+                                 "fit: ");
+  g_string_append (fix, "use ");
+  for (guint i = 0; i < ways->len; i++)
+    g_string_append_printf (fix, "%s%s", i == 0 ? ""
+                                        : i + 1 == ways->len ? " or " : ", ",
+                            (const char *) ways->pdata[i]);
+  g_ptr_array_free (ways, TRUE);
   g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                "%s: batch %d x seq %d does not fit in %s: it needs at least "
-               "%.1f GiB (weights %.1f GiB%s%s, activations %.1f GiB); use "
-               "%s or a GPU with more memory",
+               "%.1f GiB (weights %.1f GiB%s%s, activations %.1f GiB); %s",
                cfg->file, s->batch, s->seq, where, need / GIB,
                f.weights / GIB, cache, state, f.activations / GIB, fix->str);
   g_string_free (fix, TRUE);
