@@ -147,51 +147,53 @@ is_option_key (const char *key)
   return FALSE;
 }
 
+/* Where ARGS keeps run option KEY: a number (*NUM) or a string (*STR). */
+static void
+option_field (GsPartitionArgs *args, const char *key, int **num, char ***str)
+{
+  *num = strcmp (key, "batch") == 0 ? &args->batch
+         : strcmp (key, "seq") == 0 ? &args->seq
+         : strcmp (key, "gen-tokens") == 0 ? &args->gen_tokens : NULL;
+  *str = *num ? NULL
+         : strcmp (key, "mode") == 0 ? &args->mode
+         : strcmp (key, "runtime") == 0 ? &args->runtime
+         : strcmp (key, "dtype") == 0 ? &args->dtype
+         : strcmp (key, "attention") == 0 ? &args->attention
+         : strcmp (key, "optimizer") == 0 ? &args->optimizer : &args->moe;
+}
+
+/* Does ARGS give run option KEY? */
+static gboolean
+option_given (const GsPartitionArgs *args, const char *key)
+{
+  GsPartitionArgs a = *args;
+  int *num;
+  char **str;
+  option_field (&a, key, &num, &str);
+  return num ? *num != GS_CLI_UNSET : *str != NULL;
+}
+
 /* ARGS with run option KEY set to VALUE (strings borrowed from VALUE):
  * GS_ERROR_USAGE for a number that is not one. */
 static gboolean
 set_option (GsPartitionArgs *args, const char *key, const char *value,
             GError **error)
 {
-  int *num = strcmp (key, "batch") == 0 ? &args->batch
-             : strcmp (key, "seq") == 0 ? &args->seq
-             : strcmp (key, "gen-tokens") == 0 ? &args->gen_tokens : NULL;
-  if (num != NULL)
+  int *num;
+  char **str;
+  option_field (args, key, &num, &str);
+  if (num == NULL)
     {
-      char *end;
-      gint64 v = g_ascii_strtoll (value, &end, 10);
-      if (end == value || *end != '\0' || v < G_MININT || v > G_MAXINT)
-        return gs_cli_usage (error, "--set %s=%s: give a whole number", key,
-                             value);
-      *num = (int) v;
+      *str = (char *) value;
       return TRUE;
     }
-  char **str = strcmp (key, "mode") == 0 ? &args->mode
-               : strcmp (key, "runtime") == 0 ? &args->runtime
-               : strcmp (key, "dtype") == 0 ? &args->dtype
-               : strcmp (key, "attention") == 0 ? &args->attention
-               : strcmp (key, "optimizer") == 0 ? &args->optimizer
-               : &args->moe;
-  *str = (char *) value;
+  char *end;
+  gint64 v = g_ascii_strtoll (value, &end, 10);
+  if (end == value || *end != '\0' || v < G_MININT || v > G_MAXINT)
+    return gs_cli_usage (error, "--set %s=%s: give a whole number", key,
+                         value);
+  *num = (int) v;
   return TRUE;
-}
-
-/* Does ARGS give run option KEY? */
-static gboolean
-option_given (const GsPartitionArgs *a, const char *key)
-{
-  if (strcmp (key, "batch") == 0)
-    return a->batch != GS_CLI_UNSET;
-  if (strcmp (key, "seq") == 0)
-    return a->seq != GS_CLI_UNSET;
-  if (strcmp (key, "gen-tokens") == 0)
-    return a->gen_tokens != GS_CLI_UNSET;
-  const char *v = strcmp (key, "mode") == 0 ? a->mode
-                  : strcmp (key, "runtime") == 0 ? a->runtime
-                  : strcmp (key, "dtype") == 0 ? a->dtype
-                  : strcmp (key, "attention") == 0 ? a->attention
-                  : strcmp (key, "optimizer") == 0 ? a->optimizer : a->moe;
-  return v != NULL;
 }
 
 /* The sweep's options with the point's run options in place: a shallow

@@ -263,16 +263,17 @@ flash_splits (const GsArch *arch, const Attn *a, int block_n)
  * per block of 128 threads, reading each split's fp32 partial output and
  * log-sum-exp and writing the output. */
 static void
-combine (const GsGemmParams *p, const Attn *a, int splits, const char *dt,
-         GArray *kernels)
+combine (const GsGemmParams *p, const Attn *a, const GsGemmCfg *split_cfg,
+         int splits, const char *dt, GArray *kernels)
 {
   int kblock = a->d % 128 == 0 ? 4 : a->d % 64 == 0 ? 8 : 16;
   int64_t rows = a->bh * a->sq;
   g_autofree char *name
     = g_strdup_printf ("pytorch_flash::flash_fwd_splitkv_combine_kernel<"
-                       "Flash_fwd_kernel_traits<%d, 64, %d, 4, %s>, %d>",
-                       (int) a->d, a->d <= 64 ? 256 : a->d <= 128 ? 128 : 64,
-                       dt, kblock);
+                       "Flash_fwd_kernel_traits<%d, %d, %d, %d, %s>, %d>",
+                       split_cfg->tile_k, split_cfg->tile_rows,
+                       split_cfg->tile_cols, split_cfg->threads / 32, dt,
+                       kblock);
   GsKernel k;
   attn_kernel_init (&k, &aux_cfg, p, name);
   k.grid[0] = (uint32_t) ((rows + kblock - 1) / kblock);
@@ -447,7 +448,7 @@ gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
                                "%s>>", scfg->tile_k, scfg->tile_rows,
                                scfg->tile_cols, scfg->threads / 32, dt);
           forward (arch, p, &a, scfg, sname, splits, kernels);
-          combine (p, &a, splits, dt, kernels);
+          combine (p, &a, scfg, splits, dt, kernels);
           return TRUE;
         }
     }
