@@ -187,8 +187,24 @@ parse_moe (const GsWorkloadOptions *opt, Request *r, GError **error)
 
 /* What this arch can run: fp8 needs FP8 tensor cores, tf32 and bf16 GEMM
  * kernels; FlashAttention-2 needs sm80+ and half precision. */
+/* How the user would give setting KEY the value A (or B, where not NULL):
+ * as the workload file writes it where one set KEY (AT), else as the
+ * command-line option: 'attention = "mem_eff" or "eager" in the workload',
+ * "--attention mem_eff or eager". */
+static char *
+setting_remedy (const char *at, const char *key, const char *a,
+                const char *b)
+{
+  if (at == NULL)
+    return g_strdup_printf ("--%s %s%s%s", key, a, b ? " or " : "",
+                            b ? b : "");
+  return g_strdup_printf ("%s = \"%s\"%s%s%s in the workload", key, a,
+                          b ? " or \"" : "", b ? b : "", b ? "\"" : "");
+}
+
 static gboolean
-check_arch (const GsArch *arch, const Request *r, GError **error)
+check_arch (const GsWorkloadOptions *opt, const GsArch *arch,
+            const Request *r, GError **error)
 {
   if (r->dtype == GS_DTYPE_FP8 && arch
       && arch->tensor_flops_per_clk[GS_DTYPE_FP8] <= 0)
@@ -224,21 +240,25 @@ check_arch (const GsArch *arch, const Request *r, GError **error)
     {
       gboolean half = r->dtype == GS_DTYPE_FP16 || r->dtype == GS_DTYPE_BF16
                       || r->dtype == GS_DTYPE_FP8;
+      g_autofree char *mem_eff = setting_remedy (opt->at.attention,
+                                                 "attention", "mem_eff",
+                                                 NULL);
       if (!half)
         {
+          g_autofree char *dtype = setting_remedy (opt->at.dtype, "dtype",
+                                                   "fp16", "bf16");
           g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                        "attention flash2: FlashAttention-2 runs in fp16 or "
-                       "bf16 only; use --dtype fp16/bf16 or attention "
-                       "mem_eff");
+                       "bf16 only; use %s, or %s", dtype, mem_eff);
           return FALSE;
         }
       if (arch && arch->compute_capability < 80)
         {
           g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                        "attention flash2: FlashAttention-2 needs compute "
-                       "capability 8.0 or newer; %s is %d.%d (use mem_eff)",
+                       "capability 8.0 or newer; %s is %d.%d: use %s",
                        arch->name, arch->compute_capability / 10,
-                       arch->compute_capability % 10);
+                       arch->compute_capability % 10, mem_eff);
           return FALSE;
         }
     }
@@ -274,11 +294,14 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
     {
       g_autofree char *at = opt->at.attention
         ? g_strdup_printf (" (%s)", opt->at.attention) : g_strdup ("");
+      g_autofree char *other = setting_remedy (opt->at.attention,
+                                               "attention", "mem_eff",
+                                               "eager");
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                    "%s: attention flash2%s: the model's heads have %d "
                    "dimensions and FlashAttention-2 supports up to %d; use "
-                   "attention mem_eff or eager", cfg->file, at,
-                   cfg->head_dim, GS_FLASH2_MAX_HEAD_DIM);
+                   "%s", cfg->file, at, cfg->head_dim,
+                   GS_FLASH2_MAX_HEAD_DIM, other);
       return FALSE;
     }
   r->batch = opt->batch > 0 ? opt->batch : DEFAULT_BATCH;
@@ -332,7 +355,7 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                      cfg->max_pos);
       return FALSE;
     }
-  return check_arch (arch, r, error);
+  return check_arch (opt, arch, r, error);
 }
 
 /* ------------------------------------------------------------- building */
