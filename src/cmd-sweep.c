@@ -10,8 +10,12 @@
  * value).  Every point of the cartesian product of the lists is simulated.
  * One CSV row per point: the values, total_ms, forward_ms, backward_ms,
  * optimizer_ms, the speedup over the arch as given running the point's
- * run options, and tokens_per_s.  --plot draws total time against the
- * first key, one line per combination of the others.
+ * run options, tokens_per_s and skipped.  A point that cannot be
+ * predicted (it does not fit, the GPU lacks the dtype: exit status 1 for
+ * `run`) keeps its row with the reason in skipped and its figures empty,
+ * and the others still run; usage errors and bad input stop the sweep.
+ * --plot draws total time against the first key, one line per
+ * combination of the others, skipped points left out.
  */
 #include "config.h"
 #include "src/commands.h"
@@ -52,9 +56,11 @@ typedef struct {
 typedef struct {
   guint *at;               /* value index per axis */
   double total_ms, phase_ms[GS_PHASE_COUNT];
-  double base_ms;          /* its run options on the arch as given */
+  double base_ms;          /* its run options on the arch as given (NAN:
+                            * they cannot be predicted there) */
   double tokens;           /* tokens a run processes or generates (0: not
                             * a model) */
+  char *skipped;           /* why it could not be predicted (NULL: it ran) */
 } Point;
 
 typedef struct {
@@ -64,7 +70,8 @@ typedef struct {
   GsArch *base;
   GArray *axes;            /* Axis */
   GArray *points;          /* Point */
-  GHashTable *base_ms;     /* run options' label -> double * on the base */
+  GHashTable *base_ms;     /* run options' label -> double * on the base
+                            * (NAN: no prediction there) */
   gboolean show_progress, tty;
 } Sweep;
 
@@ -93,12 +100,15 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
   g_option_context_set_summary (ctx,
     "Runs WORKLOAD on every combination of the --set values and writes one\n"
     "CSV row per point: the values, total_ms, forward_ms, backward_ms,\n"
-    "optimizer_ms, the speedup over ARCH as given and tokens_per_s.  A KEY\n"
-    "is an arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
+    "optimizer_ms, the speedup over ARCH as given, tokens_per_s and\n"
+    "skipped: why a point could not be predicted (it does not fit, ...),\n"
+    "its figures left empty; the other points still run.  A KEY is an\n"
+    "arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
     "gen-tokens, attention, optimizer, moe) or arch (a GPU per value), e.g.\n"
     "--set batch=1,8,32 --set arch=h100,a100.  WORKLOAD -: standard input.");
   g_option_context_set_description (ctx,
-    "Exit status: 0 ok, 1 no prediction possible, 2 usage, 3 bad input.\n"
+    "Exit status: 0 ok (a point ran), 1 no point could be predicted, 2 usage,\n"
+    "3 bad input.\n"
     "See gpusim-sweep(1).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   gs_partition_args_add (ctx, &a->p, FALSE);
@@ -128,6 +138,7 @@ static void
 point_clear (gpointer p)
 {
   g_free (((Point *) p)->at);
+  g_free (((Point *) p)->skipped);
 }
 
 /* ---------------------------------------------------------------- axes */
@@ -406,8 +417,18 @@ fail:
   return NULL;
 }
 
+/* Does ERROR leave the rest of the grid to run?  A point that cannot be
+ * predicted (exit status 1 for `run`: it does not fit, the GPU lacks the
+ * dtype) does; usage errors and bad input files stop the sweep. */
+static gboolean
+skippable (const GError *error)
+{
+  return g_error_matches (error, GS_ERROR, GS_ERROR_PREDICT);
+}
+
 /* The point's run options on the arch as given, simulated once per
- * distinct set of them: the base of its speedup. */
+ * distinct set of them: the base of its speedup (NAN where they cannot
+ * be predicted there). */
 static gboolean
 point_base (Sweep *s, Point *p, const GsPartitionArgs *args, GError **error)
 {
@@ -415,15 +436,41 @@ point_base (Sweep *s, Point *p, const GsPartitionArgs *args, GError **error)
   double *ms = g_hash_table_lookup (s->base_ms, key);
   if (ms == NULL)
     {
-      Point b = { NULL, 0, { 0 }, 0, 0 };
-      if (!simulate (s, args, s->base, &b, error))
-        return FALSE;
+      Point b = { NULL, 0, { 0 }, 0, 0, NULL };
+      GError *why = NULL;
+      double base = NAN;
+      if (simulate (s, args, s->base, &b, &why))
+        base = b.total_ms;
+      else if (!skippable (why))
+        {
+          g_propagate_error (error, why);
+          return FALSE;
+        }
+      g_clear_error (&why);
       ms = g_new (double, 1);
-      *ms = b.total_ms;
+      *ms = base;
       g_hash_table_insert (s->base_ms, g_strdup (key), ms);
     }
   p->base_ms = *ms;
   return TRUE;
+}
+
+/* Keeps why point P could not be predicted, for its row (without the
+ * workload's name, the same on every row), and says so on standard
+ * error. */
+static void
+skip_point (const Sweep *s, Point *p, const GError *why)
+{
+  const char *reason = why->message;
+  size_t n = strlen (s->workload);
+  if (strncmp (reason, s->workload, n) == 0
+      && strncmp (reason + n, ": ", 2) == 0)
+    reason += n + 2;
+  p->skipped = g_strdup (reason);
+  g_autofree char *label = point_label (s, p, 0);
+  fprintf (stderr, "%sgpusim sweep: skipped %s: %s\n",
+           s->tty ? "\r\033[K" : "", label, reason);
+  fflush (stderr);
 }
 
 static void
@@ -462,9 +509,12 @@ make_points (Sweep *s)
     }
 }
 
+/* Simulates every point; one that cannot be predicted is skipped (its
+ * reason kept), as long as one other runs. */
 static gboolean
 run_points (Sweep *s, GError **error)
 {
+  guint ran = 0;
   /* Check every point before spending time on any. */
   for (guint i = 0; i < s->points->len; i++)
     {
@@ -489,14 +539,34 @@ run_points (Sweep *s, GError **error)
             g_prefix_error (error, "%s: ", label);
           return FALSE;
         }
-      if ((a = point_arch (s, p, error)) == NULL
-          || !simulate (s, &args, a, p, error))
+      GError *why = NULL;
+      if ((a = point_arch (s, p, &why)) != NULL
+          && !simulate (s, &args, a, p, &why) && skippable (why))
+        {
+          skip_point (s, p, why);
+          g_error_free (why);
+          continue;
+        }
+      if (why != NULL)
         {
           g_autofree char *label = point_label (s, p, 0);
-          g_prefix_error (error, "%s: ", label);
+          g_propagate_prefixed_error (error, why, "%s: ", label);
           return FALSE;
         }
+      ran++;
       progress (s, i, p);
+    }
+  if (ran == 0)
+    {
+      if (s->points->len == 1)
+        g_set_error_literal (error, GS_ERROR, GS_ERROR_PREDICT,
+                             "the one point could not be predicted (its "
+                             "reason is above)");
+      else
+        g_set_error (error, GS_ERROR, GS_ERROR_PREDICT, "none of the %u "
+                     "points could be predicted (each one's reason is "
+                     "above)", s->points->len);
+      return FALSE;
     }
   return TRUE;
 }
@@ -530,7 +600,7 @@ write_csv (const Sweep *s, FILE *out)
       fputc (',', out);
     }
   fputs ("total_ms,forward_ms,backward_ms,optimizer_ms,speedup,"
-         "tokens_per_s\n", out);
+         "tokens_per_s,skipped\n", out);
   for (guint k = 0; k < s->points->len; k++)
     {
       const Point *p = &g_array_index (s->points, Point, k);
@@ -540,14 +610,25 @@ write_csv (const Sweep *s, FILE *out)
           csv_field (out, x->values[p->at[i]]);
           fputc (',', out);
         }
-      fprintf (out, "%.9g,%.9g,%.9g,%.9g,%.6g,", p->total_ms,
+      if (p->skipped != NULL)
+        {
+          /* No figures, only the reason. */
+          fputs (",,,,,,", out);
+          csv_field (out, p->skipped);
+          fputc ('\n', out);
+          continue;
+        }
+      fprintf (out, "%.9g,%.9g,%.9g,%.9g,", p->total_ms,
                p->phase_ms[GS_PHASE_FORWARD], p->phase_ms[GS_PHASE_BACKWARD],
-               p->phase_ms[GS_PHASE_OPTIMIZER],
-               p->total_ms > 0 ? p->base_ms / p->total_ms : 0);
+               p->phase_ms[GS_PHASE_OPTIMIZER]);
+      /* Empty where the arch as given cannot run the point's options. */
+      if (!isnan (p->base_ms))
+        fprintf (out, "%.6g", p->total_ms > 0 ? p->base_ms / p->total_ms : 0);
+      fputc (',', out);
       /* Empty for a workload of kernels, which has no tokens. */
       if (p->tokens > 0 && p->total_ms > 0)
         fprintf (out, "%.6g", p->tokens / (p->total_ms / 1000));
-      fputc ('\n', out);
+      fputs (",\n", out);
     }
 }
 
@@ -584,8 +665,16 @@ make_plot (const Sweep *s)
   g_autofree double *yv = g_new (double, x->n);
   for (guint j = 0; j < per; j++)
     {
+      /* A skipped point is left out (a non-finite y), not drawn at 0. */
+      guint drawn = 0;
       for (guint i = 0; i < x->n; i++)
-        yv[i] = g_array_index (s->points, Point, i * per + j).total_ms;
+        {
+          const Point *q = &g_array_index (s->points, Point, i * per + j);
+          yv[i] = q->skipped ? NAN : q->total_ms;
+          drawn += q->skipped == NULL;
+        }
+      if (drawn == 0)
+        continue;
       const Point *p = &g_array_index (s->points, Point, j);
       g_autofree char *label = NULL;
       if (s->axes->len == 2)

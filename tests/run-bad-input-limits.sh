@@ -175,7 +175,7 @@ fi
 
 # Failed commands write nothing: sweep, calibrate, explain.
 mkdir "$tmp/o"
-g sweep examples/gpt2.workload --arch h100 --set dram.size_gib=80,1 \
+g sweep examples/gpt2.workload --arch h100 --set dram.size_gib=1,2 \
   -o "$tmp/o/s.csv" --plot "$tmp/o/s.svg" > /dev/null 2> "$tmp/err"
 a=$?
 g calibrate --arch a100-pcie-40gb tests/bad-input/measure/zero-latency.csv \

@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..14"
+echo "1..17"
 
 check () {
   n=$1; d=$2; shift 2
@@ -19,8 +19,8 @@ check () {
 st=$?
 check 1 "csv: header and 4 rows" \
   sh -c "test $st = 0 && test \"\$(wc -l < '$tmp/s.csv')\" -eq 5 &&
-         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,optimizer_ms,speedup,tokens_per_s' &&
-         awk -F, 'NR > 1 && length(\$8) { bad = 1 } END { exit bad }' '$tmp/s.csv'"
+         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,optimizer_ms,speedup,tokens_per_s,skipped' &&
+         awk -F, 'NR > 1 && (length(\$8) || length(\$9)) { bad = 1 } END { exit bad }' '$tmp/s.csv'"
 check 2 "speedup 1 at the arch as given (132 SMs, 3350 GB/s)" \
   awk -F, '$1 == 132 && $2 == 3350 { found = 1; ok = ($7 > 0.999 && $7 < 1.001) }
            END { exit !(found && ok) }' "$tmp/s.csv"
@@ -146,3 +146,46 @@ awk -F, 'NR == 2 { ok = ($1 == "a100-pcie-40gb" && $6 > 0.999 && $6 < 1.001) }
          END { exit !ok }' "$tmp/n.csv"; r3=$?
 check 14 "arch axis without --arch; --batch with --set batch is refused" \
   sh -c "test $r1 = 0 && test $r3 = 0 && test $r2 = 2 && grep -q 'is given too' '$tmp/e14b'"
+
+# 15. A point that cannot be predicted (Llama-3-8B at batch 64 does not fit
+# in the T4's 16 GiB) keeps its row, figures empty and the reason quoted in
+# the last column, and is named on standard error; the other three run
+# (exit 0) and the plot leaves it out: a line per batch, 3 markers.
+"$GPUSIM" sweep examples/configs/llama3-8b.json --set arch=h100,t4 \
+  --set batch=1,64 --seq 1024 --dtype fp16 -o "$tmp/k.csv" \
+  --plot "$tmp/k.svg" 2> "$tmp/e15"; r=$?
+check 15 "a point that does not fit is skipped, the others run" \
+  sh -c "test $r = 0 && test \"\$(wc -l < '$tmp/k.csv')\" -eq 5 &&
+         head -1 '$tmp/k.csv' | grep -q ',tokens_per_s,skipped\$' &&
+         grep -q '^t4,64,,,,,,,\"batch 64 x seq 1024 does not fit in t4.s 16 GiB.*\"\$' '$tmp/k.csv' &&
+         test \"\$(grep -c ',\$' '$tmp/k.csv')\" -eq 3 &&
+         awk -F, 'NR > 1 && !(\$1 == \"t4\" && \$2 == 64) && !(\$3 > 0 && \$7 > 0) { bad = 1 }
+                  END { exit bad }' '$tmp/k.csv' &&
+         test \"\$(wc -l < '$tmp/e15')\" -eq 1 &&
+         grep -q '^gpusim sweep: skipped arch=t4 batch=64: batch 64 x seq 1024 does not fit' '$tmp/e15' &&
+         test \"\$(grep -c '<polyline' '$tmp/k.svg')\" -eq 2 &&
+         test \"\$(grep -c '<circle' '$tmp/k.svg')\" -eq 3"
+
+# 16. The speedup's base (the T4 as given) cannot run batch 64: those rows
+# ran but have no speedup; batch 1 has one.
+"$GPUSIM" sweep examples/configs/llama3-8b.json --arch t4 \
+  --set arch=h100,a100-pcie-80gb --set batch=1,64 --seq 1024 --dtype fp16 \
+  > "$tmp/u.csv" 2> "$tmp/e16"; r=$?
+check 16 "speedup left empty where the arch as given cannot run the point's options" \
+  awk -F, -v r=$r 'NR > 1 { n++; if (!($3 > 0) || $9 != "") bad = 1
+                            if ($2 == 1 && !($7 > 1)) bad = 1
+                            if ($2 == 64 && $7 != "") bad = 1 }
+                   END { exit !(r == 0 && n == 4 && !bad) }' "$tmp/u.csv"
+
+# 17. No point can be predicted: exit 1, no CSV, a line per point and why
+# the sweep failed (a grid of one point too).
+"$GPUSIM" sweep examples/configs/llama3-8b.json --set arch=t4,l4 \
+  --set batch=64 --seq 1024 --dtype fp16 -o "$tmp/none.csv" 2> "$tmp/e17"; r=$?
+"$GPUSIM" sweep examples/configs/llama3-8b.json --set arch=t4 \
+  --set batch=64 --seq 1024 --dtype fp16 > "$tmp/one.csv" 2> "$tmp/e17b"; r1=$?
+check 17 "every point skipped: exit 1, nothing written" \
+  sh -c "test $r = 1 && test ! -e '$tmp/none.csv' &&
+         test \"\$(grep -c '^gpusim sweep: skipped arch=[lt]4 batch=64: .*does not fit' '$tmp/e17')\" -eq 2 &&
+         tail -1 '$tmp/e17' | grep -qx 'gpusim sweep: none of the 2 points could be predicted (each one.s reason is above)' &&
+         test $r1 = 1 && test ! -s '$tmp/one.csv' && test \"\$(wc -l < '$tmp/e17b')\" -eq 2 &&
+         tail -1 '$tmp/e17b' | grep -qx 'gpusim sweep: the one point could not be predicted (its reason is above)'"
