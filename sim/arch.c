@@ -231,25 +231,74 @@ relocated_arch_dir (void)
   return dir;
 }
 
-char **
-gs_arch_search_path (void)
+/* The directories searched, in order, into DIRS and, if not NULL, where
+ * each comes from into FROM (static strings for messages; NULL: nothing
+ * to say). */
+static void
+search_path (GPtrArray *dirs, GPtrArray *from)
 {
-  GPtrArray *dirs = g_ptr_array_new ();
   const char *env = g_getenv ("GPUSIM_ARCH_PATH");
   if (env != NULL && *env)
     {
       g_auto (GStrv) parts = g_strsplit (env, G_SEARCHPATH_SEPARATOR_S, -1);
       for (char **p = parts; *p; p++)
         if (**p)
-          g_ptr_array_add (dirs, g_strdup (*p));
+          {
+            g_ptr_array_add (dirs, g_strdup (*p));
+            if (from)
+              g_ptr_array_add (from, "GPUSIM_ARCH_PATH");
+          }
     }
   g_ptr_array_add (dirs, g_strdup ("./arch"));
+  if (from)
+    g_ptr_array_add (from, NULL);
   char *moved = relocated_arch_dir ();
   if (moved != NULL)
-    g_ptr_array_add (dirs, moved);
+    {
+      g_ptr_array_add (dirs, moved);
+      if (from)
+        g_ptr_array_add (from, "installed beside gpusim");
+    }
   g_ptr_array_add (dirs, g_build_filename (GS_DATADIR, "arch", NULL));
+  if (from)
+    g_ptr_array_add (from, "installed data");
+}
+
+char **
+gs_arch_search_path (void)
+{
+  GPtrArray *dirs = g_ptr_array_new ();
+  search_path (dirs, NULL);
   g_ptr_array_add (dirs, NULL);
   return (char **) g_ptr_array_free (dirs, FALSE);
+}
+
+void
+gs_arch_none_found (GError **error)
+{
+  g_autoptr (GPtrArray) dirs = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) from = g_ptr_array_new ();
+  search_path (dirs, from);
+  GString *where = g_string_new (NULL);
+  for (guint i = 0; i < dirs->len; i++)
+    {
+      const char *d = dirs->pdata[i], *f = from->pdata[i];
+      gboolean missing = !g_file_test (d, G_FILE_TEST_IS_DIR);
+      g_string_append_printf (where, "%s%s", i ? ", " : "", d);
+      if (f || missing)
+        g_string_append_printf (where, " (%s%s%s)", f ? f : "",
+                                f && missing ? ", " : "",
+                                missing ? "missing" : "");
+    }
+  const char *env = g_getenv ("GPUSIM_ARCH_PATH");
+  g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+               "no GPU architecture files found; searched %s; put NAME.cfg "
+               "files (gpusim-arch(5)) in one of them, or %s", where->str,
+               env && *env ? "add the directory that holds them (a source "
+                             "tree's arch/, say) to GPUSIM_ARCH_PATH"
+                           : "set GPUSIM_ARCH_PATH to the directory that "
+                             "holds them (a source tree's arch/, say)");
+  g_string_free (where, TRUE);
 }
 
 static gboolean

@@ -119,6 +119,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsArch, gs_arch_free)
 char *gs_arch_resolve (const char *name_or_path, GError **error);
 /* The directories searched, in order (NULL-terminated; g_strfreev). */
 char **gs_arch_search_path (void);
+/* Sets ERROR (GS_ERROR_PREDICT) to say that the search path holds no arch
+ * file: each directory searched, where it comes from, and how to add
+ * one. */
+void gs_arch_none_found (GError **error);
 /* Every non-abstract arch file found on the search path (sorted names;
  * g_strfreev).  FILES, if not NULL, receives the matching paths. */
 char **gs_arch_list (char ***files);

@@ -219,7 +219,8 @@ cmd_list (int argc, char **argv)
     "Searches $GPUSIM_ARCH_PATH, ./arch and the installed data directory;\n"
     "family base files (abstract = true) are not listed.");
   g_option_context_set_description (ctx,
-    "Exit status: 0 ok, 2 usage, 3 an arch file failed to load.\n"
+    "Exit status: 0 ok, 1 no arch file found, 2 usage, 3 an arch file\n"
+    "failed to load.\n"
     "See gpusim-arch(5).");
   g_option_context_add_main_entries (ctx, entries, NULL);
   GError *error = NULL;
@@ -234,6 +235,11 @@ cmd_list (int argc, char **argv)
   g_free (format);
 
   g_autoptr (GArray) all = list_load_all ();
+  if (all->len == 0)
+    {
+      gs_arch_none_found (&error);
+      return gs_cli_fail (ARCH_CMD, error);
+    }
   if (json)
     list_print_json (all);
   else

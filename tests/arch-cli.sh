@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..24"
+echo "1..26"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -20,6 +20,7 @@ check () {
 run () { "$GPUSIM" "$@" > "$tmp/out" 2> "$tmp/err"; }
 has () { grep -q -- "$1" "$tmp/out"; }
 err_is () { [ "$(cat "$tmp/err")" = "$1" ]; }
+empty_err_is () { [ ! -s "$tmp/out" ] && err_is "$1"; }
 
 run arch list
 check "list shows the six measured GPUs and the short names" $? 0 \
@@ -145,3 +146,28 @@ run arch
 s1=$?
 run arch show --help
 check "bare 'arch' is a usage error, 'show --help' succeeds" "$s1:$?" "2:0" has "--set"
+
+# No arch file on the search path: exit 1, nothing listed, each directory
+# searched (where it comes from, whether it exists) and how to add one.
+# Run from an empty directory, so that ./arch is missing; an installed
+# gpusim's data directory (`gpusim --version` names it), or one beside a
+# binary in a bin/ directory, would be found: then there is nothing to test.
+data=$("$GPUSIM" --version | sed -n 's/^arch data: //p')
+mkdir "$tmp/empty"
+missing=", missing"
+[ -d "$data" ] && missing=""
+if ls "$data"/*.cfg > /dev/null 2>&1 \
+   || [ "$(basename "$(dirname "$GPUSIM")")" = bin ]; then
+  for d in "set" "unset"; do
+    n=$((n + 1)); echo "ok $n - # SKIP GPUSIM_ARCH_PATH $d: gpusim is installed"
+  done
+else
+  (cd "$tmp/empty" && GPUSIM_ARCH_PATH="$tmp/empty:$tmp/gone" \
+     "$GPUSIM" arch list) > "$tmp/out" 2> "$tmp/err"
+  check "list with no arch file: exit 1 naming the directories searched" $? 1 \
+    empty_err_is "gpusim arch: no GPU architecture files found; searched $tmp/empty (GPUSIM_ARCH_PATH), $tmp/gone (GPUSIM_ARCH_PATH, missing), ./arch (missing), $data (installed data$missing); put NAME.cfg files (gpusim-arch(5)) in one of them, or add the directory that holds them (a source tree's arch/, say) to GPUSIM_ARCH_PATH"
+  (cd "$tmp/empty" && unset GPUSIM_ARCH_PATH && "$GPUSIM" arch list \
+     --format json) > "$tmp/out" 2> "$tmp/err"
+  check "list without GPUSIM_ARCH_PATH and no arch file: how to set it" $? 1 \
+    empty_err_is "gpusim arch: no GPU architecture files found; searched ./arch (missing), $data (installed data$missing); put NAME.cfg files (gpusim-arch(5)) in one of them, or set GPUSIM_ARCH_PATH to the directory that holds them (a source tree's arch/, say)"
+fi
