@@ -1642,6 +1642,12 @@ gs_gpu_sm_count (const GsGpu *g)
   return g->nsm;
 }
 
+double
+gs_gpu_dram_bandwidth_gbs (const GsGpu *g)
+{
+  return g->arch->dram_bandwidth_gbs * g->cap_global[R_DRAM];
+}
+
 const GsArch *
 gs_gpu_arch (const GsGpu *g)
 {

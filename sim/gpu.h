@@ -141,6 +141,10 @@ const GsKernel *gs_gpu_kernel (const GsGpu *gpu, guint index);
 const GsKernelResult *gs_gpu_result (const GsGpu *gpu, guint index);
 GsTime gs_gpu_end_time (const GsGpu *gpu);
 int gs_gpu_sm_count (const GsGpu *gpu);
+/* The DRAM bandwidth the GPU's blocks share, GB/s (the spec sheet's, as
+ * dram.bandwidth_gbs gives it): the arch's, or a partition's share of it
+ * (a MIG instance's memory slices). */
+double gs_gpu_dram_bandwidth_gbs (const GsGpu *gpu);
 const GsArch *gs_gpu_arch (const GsGpu *gpu);
 
 typedef struct {

@@ -1207,7 +1207,8 @@ write_text (FILE *out, const Explainer *x)
     fprintf (out, " (%s)", a->full_name);
   fprintf (out, "\n  %d SMs at %.0f MHz, %d warp schedulers per SM, DRAM "
            "%.0f GB/s; %s level\n", gs_gpu_sm_count (x->gpu),
-           gs_arch_clock_mhz (a), a->schedulers, a->dram_bandwidth_gbs,
+           gs_arch_clock_mhz (a), a->schedulers,
+           gs_gpu_dram_bandwidth_gbs (x->gpu),
            x->gopt->fidelity == GS_FIDELITY_WARP ? "warp" : "block");
   if (x->partition)
     fprintf (out, "  partition: %s\n", x->partition);
@@ -1411,6 +1412,7 @@ write_json (FILE *out, const Explainer *x)
   jstr (b, "workload", x->prog->source ? x->prog->source : x->prog->name);
   jstr (b, "arch", x->arch->name);
   jint (b, "sm_count", gs_gpu_sm_count (x->gpu));
+  jdbl (b, "dram_bandwidth_gbs", gs_gpu_dram_bandwidth_gbs (x->gpu));
   jstr (b, "partition", x->partition);
   jstr (b, "fidelity", x->gopt->fidelity == GS_FIDELITY_WARP ? "warp"
                                                              : "block");

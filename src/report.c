@@ -324,11 +324,22 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
            prog->source ? prog->source : prog->name, a->name);
   if (a->full_name && *a->full_name)
     fprintf (out, " (%s)", a->full_name);
-  fprintf (out, "\n  %d SMs at %.0f MHz, DRAM %.0f GB/s", gs_gpu_sm_count (gpu),
-           gs_arch_clock_mhz (a), a->dram_bandwidth_gbs);
-  if (gs_gpu_sm_count (gpu) != a->sm_count)
-    fprintf (out, " (%d of %d SMs in use)", gs_gpu_sm_count (gpu),
-             a->sm_count);
+  /* What the simulation used: a partition (an MPS client, a MIG instance)
+   * has part of the SMs and of the DRAM bandwidth. */
+  int sms = gs_gpu_sm_count (gpu);
+  double dram = gs_gpu_dram_bandwidth_gbs (gpu);
+  fprintf (out, "\n  %d SMs at %.0f MHz, DRAM %.0f GB/s", sms,
+           gs_arch_clock_mhz (a), dram);
+  if (sms != a->sm_count || dram != a->dram_bandwidth_gbs)
+    {
+      fputs (" (", out);
+      if (sms != a->sm_count)
+        fprintf (out, "%d of %d SMs", sms, a->sm_count);
+      if (dram != a->dram_bandwidth_gbs)
+        fprintf (out, "%s%.0f of %.0f GB/s", sms != a->sm_count ? ", " : "",
+                 dram, a->dram_bandwidth_gbs);
+      fputs (" in use)", out);
+    }
   if (a->cal.source && *a->cal.source)
     fprintf (out, "; calibrated from %s (%s)", a->cal.source,
              a->cal.date ? a->cal.date : "undated");
@@ -641,6 +652,8 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   json_builder_add_string_value (b, a->name);
   json_builder_set_member_name (b, "sm_count");
   json_builder_add_int_value (b, gs_gpu_sm_count (gpu));
+  json_builder_set_member_name (b, "dram_bandwidth_gbs");
+  json_builder_add_double_value (b, gs_gpu_dram_bandwidth_gbs (gpu));
   json_builder_set_member_name (b, "calibrated");
   json_builder_add_boolean_value (b, a->cal.source && *a->cal.source);
   if (prog->model)

@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..11"
+echo "1..12"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -145,4 +145,28 @@ if [ $r1 = 0 ] && cmp -s "$tmp/in.csv" "$tmp/file.csv" &&
   echo "ok 11 run - reads a .workload or a config.json from standard input"
 else
   echo "not ok 11 run -: $r1 $r2 $r3 $r4 $r5"; cat "$tmp/e1" "$tmp/e2" | sed 's/^/# /'
+fi
+
+# 12. A MIG instance: the header and the JSON give the SMs and DRAM
+# bandwidth the simulation used (an A100 3g.40gb has 42 of 108 SMs and 4
+# of 8 memory slices: half of 2039 GB/s), as explain's header does; a
+# streaming kernel takes twice the whole GPU's time there.
+"$GPUSIM" run examples/saxpy.workload --arch a100 --mig 3g.40gb > "$tmp/mig.txt"
+"$GPUSIM" run examples/saxpy.workload --arch a100 --mig 3g.40gb --format json \
+  > "$tmp/mig.json"
+"$GPUSIM" run examples/saxpy.workload --arch a100 --format json > "$tmp/all.json"
+"$GPUSIM" explain examples/saxpy.workload --arch a100 --mig 3g.40gb > "$tmp/migx.txt"
+bw=$("$J" "$tmp/mig.json" dram_bandwidth_gbs)
+bw_all=$("$J" "$tmp/all.json" dram_bandwidth_gbs)
+t=$("$J" "$tmp/mig.json" total_ms)
+t_all=$("$J" "$tmp/all.json" total_ms)
+if sed -n 2p "$tmp/mig.txt" | grep -q '^  42 SMs at 1410 MHz, DRAM 1020 GB/s (42 of 108 SMs, 1020 of 2039 GB/s in use);' &&
+   sed -n 2p "$tmp/migx.txt" | grep -q '^  42 SMs at 1410 MHz, 4 warp schedulers per SM, DRAM 1020 GB/s;' &&
+   [ "$("$J" "$tmp/mig.json" sm_count)" = 42 ] &&
+   awk -v b="$bw" -v a="$bw_all" -v t="$t" -v u="$t_all" \
+     'BEGIN { r = t / u; exit !(b == 1019.5 && a == 2039 && r > 1.9 && r < 2.1) }'; then
+  echo "ok 12 MIG 3g.40gb: the header and JSON give the instance's $bw GB/s (time x$(awk -v t="$t" -v u="$t_all" 'BEGIN { printf "%.2f", t / u }'))"
+else
+  echo "not ok 12 MIG header: json $bw of $bw_all GB/s, $t vs $t_all ms"
+  sed -n 2p "$tmp/mig.txt" "$tmp/migx.txt" | sed 's/^/# /'
 fi
