@@ -205,15 +205,22 @@ forward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   w->sfu_ops = (double) br * keys;                  /* exp */
   w->fp32_ops += 5.0 * br * keys;                   /* scale, max, sum, rescale */
   w->other_ops = cfg->threads * ceil (keys / bc) * 24; /* loads, syncs, loop */
-  double q = br * d * a->e, kv = 2 * keys * d * a->e;
+  /* Q, O, the log-sum-exp and the mask move for the query rows a block
+   * holds, not its whole tile: the kernels predicate their loads and
+   * stores on the sequence length (FlashAttention-2 copies
+   * actual_seqlen_q - m_block x kBlockM rows; a decode step's 4 grouped
+   * query rows fill 4 of a 64-row tile), while the MMAs run on the
+   * whole tile.  Over the query blocks: seq_q rows in all. */
+  double rows = (double) a->sq / nm;
+  double q = rows * d * a->e, kv = 2 * keys * d * a->e;
   /* An additive mask: this block's query rows (or the one broadcast row)
    * of every key, shared in L2 by the heads of a batch. */
-  double mask = mask_bytes (a, br, keys);
+  double mask = mask_bytes (a, rows, keys);
   double mask_dram = a->mask_rows > 1 ? mask / a->heads
                                       : mask / ((double) nm * a->heads);
   w->ld_bytes = q + kv + mask;
   /* O and the log-sum-exp; split: in fp32, for the combine pass. */
-  w->st_bytes = br * d * (splits > 1 ? 4.0 : a->e) + br * 4.0;
+  w->st_bytes = rows * d * (splits > 1 ? 4.0 : a->e) + rows * 4.0;
   w->smem_bytes = kv + (cfg->threads / 32.0) * kv;  /* stage + warp reads */
   w->l2_bytes = w->ld_bytes + w->st_bytes;
   /* The query blocks of one head run together and share its K and V in L2;
