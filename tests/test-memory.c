@@ -1,5 +1,6 @@
 /* Tests of the memory-bound kernel library model (workloads/mem-*.c,
- * lib-memory.c) and its fitter (calibrate/fit-memory.c). */
+ * lib-memory.c), its fitter (calibrate/fit-memory.c) and the device
+ * memory a model must fit in (workloads/model-memory.c). */
 #include "config.h"
 #include "tests/testlib.h"
 #include "calibrate/fit.h"
@@ -10,6 +11,7 @@
 #include "sim/gpu.h"
 #include "workloads/library.h"
 #include "workloads/mem-model.h"
+#include "workloads/model.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -768,6 +770,66 @@ test_transfer (void)
   g_clear_error (&error);
 }
 
+/* ------------------------------------------------------- device memory */
+
+/* The error of planning examples/configs/t5-base.json in fp32 on the T4
+ * (16 GiB) at BATCH x SEQ, in decode mode or generating GEN tokens; NULL
+ * where it fits. */
+static GError *
+t5_on_t4 (int batch, int seq, const char *mode, int gen)
+{
+  const char *dir = g_getenv ("GS_SRCDIR");
+  g_autofree char *file = g_build_filename (dir ? dir : ".", "examples",
+                                            "configs", "t5-base.json", NULL);
+  g_autoptr (GsArch) t4 = gs_test_arch ("t4");
+  GsWorkloadOptions o;
+  gs_workload_options_init (&o);
+  o.batch = batch;
+  o.seq = seq;
+  o.mode = mode;
+  o.gen_tokens = gen;
+  o.dtype = GS_DTYPE_FP32;
+  GError *error = NULL;
+  GsModelPlan *p = gs_model_plan (file, &o, t4, &error);
+  gs_model_plan_free (p);
+  return error;
+}
+
+/* An encoder-decoder's generation keeps, beside each decoder layer's
+ * self-attention K and V, the K and V of the encoder output its
+ * cross-attention computed at the first step: T5-Base's 12 decoder layers
+ * of 12 heads x 64 keep 2 x 768 values per encoder token each. */
+static void
+test_cross_attention_cache (void)
+{
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double per_token = 12 * 2 * 768 * 4.0;   /* layers, K and V, fp32 */
+  /* Decode at batch 32 over 4096 tokens: the self-attention cache of
+   * 4097 tokens is 9.0 GiB, which fits in 16 GiB with the weights; the
+   * cross-attention cache of 4096 encoder tokens doubles it. */
+  GError *error = t5_on_t4 (32, 4096, "decode", -1);
+  g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
+  g_autofree char *want = g_strdup_printf (
+    "KV cache %.1f GiB", 32 * (4097 + 4096) * per_token / gib);
+  g_assert_cmpstr (want, ==, "KV cache 18.0 GiB");
+  g_assert_nonnull (strstr (error->message, want));
+  g_assert_nonnull (strstr (error->message, "does not fit in t4's 16 GiB"));
+  g_clear_error (&error);
+  /* Half the batch fits: 9.0 GiB of cache. */
+  error = t5_on_t4 (16, 4096, "decode", -1);
+  g_assert_no_error (error);
+  /* A generation after a 4096-token prompt: the decoder started from one
+   * token, so its own cache is 8 tokens at the last step; the cross-
+   * attention cache is the prompt's 4096, counted at that length. */
+  error = t5_on_t4 (16, 4096, NULL, 8);
+  g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
+  g_autofree char *gen = g_strdup_printf (
+    "KV cache %.1f GiB", 16 * (8 + 4096) * per_token / gib);
+  g_assert_cmpstr (gen, ==, "KV cache 4.5 GiB");
+  g_assert_nonnull (strstr (error->message, gen));
+  g_clear_error (&error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -786,5 +848,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/residuals-bad", test_residuals_bad);
   g_test_add_func ("/memory/fit-small", test_fit_small);
   g_test_add_func ("/memory/transfer", test_transfer);
+  g_test_add_func ("/memory/cross-attention-cache",
+                   test_cross_attention_cache);
   return g_test_run ();
 }

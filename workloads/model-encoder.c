@@ -366,8 +366,13 @@ t5_attention (GsMb *b, T5Stack *st, int i, int x, gboolean cross)
   int k, v;
   if (cached_kv)
     {
+      /* past_key_values keeps every decoder layer's K and V of the
+       * encoder output until the generation ends, beside its self-
+       * attention cache. */
       k = gs_mg_input (g, B * sk * inner, inner);
       v = gs_mg_input (g, B * sk * inner, inner);
+      gs_mg_val (g, k)->cache = TRUE;
+      gs_mg_val (g, v)->cache = TRUE;
     }
   else
     {

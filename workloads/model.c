@@ -40,6 +40,8 @@ typedef struct {
   GsMgMoe moe;
   int batch, seq, gen;
   int samples;             /* decode steps simulated at most (0: all) */
+  int enc_seq;             /* an encoder-decoder's encoder tokens in its
+                            * decode steps (0: seq) */
 } Request;
 
 /* --------------------------------------------------------------- checks */
@@ -535,12 +537,13 @@ build_request (GsMg *g, const GsHfConfig *cfg, const Request *r,
     }
   /* Decode steps: one new token each over a growing KV cache. */
   int64_t start = r->decode ? r->seq : (encdec ? 1 : r->seq);
+  int64_t enc_seq = r->enc_seq > 0 ? r->enc_seq : r->seq;
   int steps = samples ? (int) samples->len : decode_steps (r);
   for (int i = 0; i < steps; i++)
     {
       int t = samples ? g_array_index (samples, GsStepSample, i).step - 1
                       : i;
-      GsMb s = { g, cfg, r->batch, 1, start + t, r->seq, TRUE, encdec };
+      GsMb s = { g, cfg, r->batch, 1, start + t, enc_seq, TRUE, encdec };
       g->step = t + 1;
       build_forward (&s);
       gs_mb_generate_glue (&s, cfg->vocab);
@@ -579,13 +582,14 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
         {
           /* The last step of STEPS appends to a cache of the prompt and
            * STEPS - 1 tokens (an encoder-decoder's decoder started from
-           * one token). */
+           * one token, and cross-attends to the prompt's encoding). */
           gboolean encdec = cfg->family == GS_HF_T5
                             || cfg->family == GS_HF_SWITCH;
           Request step = *r;
           step.decode = TRUE;
           step.gen = 1;
           step.seq = encdec ? steps : r->seq + steps - 1;
+          step.enc_seq = r->seq;
           last = gs_mg_new (mo);
           build_request (last, cfg, &step, NULL);
         }
