@@ -799,6 +799,17 @@ t5_on_t4 (int batch, int seq, const char *mode, int gen)
  * self-attention K and V, the K and V of the encoder output its
  * cross-attention computed at the first step: T5-Base's 12 decoder layers
  * of 12 heads x 64 keep 2 x 768 values per encoder token each. */
+/* "weights N GiB" out of a does-not-fit message. */
+static char *
+weights_figure (const char *message)
+{
+  const char *w = strstr (message, "weights ");
+  g_assert_nonnull (w);
+  const char *end = strstr (w, " GiB");
+  g_assert_nonnull (end);
+  return g_strndup (w, end + 4 - w);
+}
+
 static void
 test_cross_attention_cache (void)
 {
@@ -814,6 +825,9 @@ test_cross_attention_cache (void)
   g_assert_cmpstr (want, ==, "KV cache 18.0 GiB");
   g_assert_nonnull (strstr (error->message, want));
   g_assert_nonnull (strstr (error->message, "does not fit in t4's 16 GiB"));
+  /* Decode steps run no encoder, but its weights are held: the whole
+   * model's, as a generation counts them below. */
+  g_autofree char *decode_weights = weights_figure (error->message);
   g_clear_error (&error);
   /* Half the batch fits: 9.0 GiB of cache. */
   error = t5_on_t4 (16, 4096, "decode", -1);
@@ -827,6 +841,9 @@ test_cross_attention_cache (void)
     "KV cache %.1f GiB", 16 * (8 + 4096) * per_token / gib);
   g_assert_cmpstr (gen, ==, "KV cache 4.5 GiB");
   g_assert_nonnull (strstr (error->message, gen));
+  g_autofree char *gen_weights = weights_figure (error->message);
+  g_assert_cmpstr (gen_weights, ==, "weights 0.8 GiB");
+  g_assert_cmpstr (decode_weights, ==, gen_weights);
   g_clear_error (&error);
 }
 

@@ -565,13 +565,29 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
   int steps = decode_steps (r);
   g_autoptr (GsMg) g1 = gs_mg_new (mo);
   g_autoptr (GsMg) last = NULL;
+  gboolean encdec = cfg->family == GS_HF_T5 || cfg->family == GS_HF_SWITCH;
   if (r->decode)
     {
       g_autoptr (GArray) one = g_array_new (FALSE, TRUE,
                                             sizeof (GsStepSample));
       GsStepSample s = { steps, 1.0 };
       g_array_append_val (one, s);
-      build_request (g1, cfg, r, one);
+      if (!encdec)
+        {
+          build_request (g1, cfg, r, one);
+          return gs_model_check_memory (g1, NULL, cfg, size, arch, error);
+        }
+      /* An encoder-decoder's decode steps run no encoder, whose weights
+       * are held all the same: they are counted from a one-token pass of
+       * the whole model, the cache and activations from the step. */
+      Request tiny = *r;
+      tiny.decode = FALSE;
+      tiny.gen = 0;
+      tiny.batch = 1;
+      tiny.seq = 1;
+      build_request (g1, cfg, &tiny, NULL);
+      last = gs_mg_new (mo);
+      build_request (last, cfg, r, one);
     }
   else
     {
@@ -583,8 +599,6 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
           /* The last step of STEPS appends to a cache of the prompt and
            * STEPS - 1 tokens (an encoder-decoder's decoder started from
            * one token, and cross-attends to the prompt's encoding). */
-          gboolean encdec = cfg->family == GS_HF_T5
-                            || cfg->family == GS_HF_SWITCH;
           Request step = *r;
           step.decode = TRUE;
           step.gen = 1;
