@@ -1314,6 +1314,120 @@ test_compiled (void)
                                   NULL));
 }
 
+/* The generated kernel of LAYER's PHASE whose fused ops include MEMBER
+ * ("threshold_backward"); NTH counts from 0. */
+static const GsOp *
+find_fused (const GsModelPlan *p, int layer, GsPhase phase,
+            const char *member, guint nth)
+{
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if (op->kind == GS_OP_FUSED && op->layer == layer
+          && op->phase == phase && strstr (op->fused, member)
+          && nth-- == 0)
+        return op;
+    }
+  return NULL;
+}
+
+/* A fused backward kernel reads the tensors its derivative formulas use
+ * (derivatives.yaml), not every tensor the forward op touched: relu's
+ * threshold_backward the gradient and the result, dropout's the gradient
+ * and the mask, layer norm's the gradient and the input, a scale by a
+ * number the gradient alone, and gelu_new's eight kernels recompute from
+ * the one input they share. */
+static void
+test_compiled_backward_reads (void)
+{
+  Req c = { .batch = 2, .seq = 16, .runtime = GS_RUNTIME_COMPILED,
+            .mode = "training" };
+  g_autoptr (GsModelPlan) opt = plan_fixture ("tiny-opt.json", &c);
+  const GsOp *relu = find_fused (opt, 0, GS_PHASE_BACKWARD,
+                                 "threshold_backward", 0);
+  g_assert_nonnull (relu);
+  g_assert_cmpint (relu->n_in, ==, 2);
+  g_assert_cmpint (relu->n_out, ==, 1);
+  for (guint k = 0; k < 2; k++)
+    {
+      const GsOp *drop = find_fused (opt, 0, GS_PHASE_BACKWARD,
+                                     "masked_scale", k);
+      g_assert_nonnull (drop);
+      g_assert_cmpint (drop->n_in, ==, 2);
+      const GsOp *ln = find_fused (opt, 0, GS_PHASE_BACKWARD,
+                                   "native_layer_norm_backward", k);
+      g_assert_nonnull (ln);
+      g_assert_cmpint (ln->n_in, ==, 2);
+    }
+  /* q_proj's output times the scaling: its gradient times the number. */
+  const GsOp *scale = find_op (opt, 0, "layers.0.self_attn",
+                               "triton_poi_fused");
+  for (guint i = 0; scale != NULL; scale = find_op (opt, ++i,
+                                                    "layers.0.self_attn",
+                                                    "triton_poi_fused"))
+    if (scale->phase == GS_PHASE_BACKWARD
+        && strcmp (scale->fused, "mul") == 0)
+      break;
+  g_assert_nonnull (scale);
+  g_assert_cmpint (scale->n_in, ==, 1);
+
+  g_autoptr (GsModelPlan) gpt = plan_fixture ("tiny-gpt2.json", &c);
+  const GsOp *gelu = find_fused (gpt, 0, GS_PHASE_BACKWARD, "tanh_backward",
+                                 0);
+  g_assert_nonnull (gelu);
+  g_assert_null (find_fused (gpt, 0, GS_PHASE_BACKWARD, "tanh_backward", 1));
+  g_assert_nonnull (strstr (gelu->fused, "pow"));
+  g_assert_cmpint (gelu->n_in, ==, 2);
+  g_assert_cmpint (gelu->n_out, ==, 1);
+}
+
+/* Backward time of CONFIG (data/neusight/models) trained on ARCH, eager
+ * and compiled; FALSE when the arch is not installed. */
+static gboolean
+backward_ms (const char *config, const char *arch_name, GsDtype dtype,
+             int batch, int seq, double *eager, double *compiled)
+{
+  g_autoptr (GsArch) arch = arch_or_skip (arch_name);
+  if (arch == NULL)
+    return FALSE;
+  g_autofree char *cfg = src_path ("data", "neusight", "models", config,
+                                   NULL);
+  for (int rt = 0; rt < 2; rt++)
+    {
+      Req r = { .batch = batch, .seq = seq, .mode = "training",
+                .dtype = dtype,
+                .runtime = rt ? GS_RUNTIME_COMPILED : GS_RUNTIME_EAGER };
+      g_autoptr (GsModelPlan) p = plan_ok (cfg, &r, arch);
+      GsProgram *prog = NULL;
+      g_autoptr (GsGpu) gpu = simulate_or_skip (p, arch, &prog);
+      if (gpu == NULL)
+        return FALSE;
+      g_autoptr (GsProgram) owned = prog;
+      GsSummary s = { 0 };
+      gs_report_summarize (owned, gpu, &s);
+      *(rt ? compiled : eager) = s.phase_ms[GS_PHASE_BACKWARD];
+    }
+  g_test_message ("%s on %s, %s, %d x %d: backward %.2f ms eager, %.2f ms "
+                  "compiled", config, arch_name, gs_dtype_name (dtype), batch,
+                  seq, *eager, *compiled);
+  return TRUE;
+}
+
+/* Inductor's backward reads and writes less than eager PyTorch's (fused
+ * chains, one pass where eager makes several) and launches fewer kernels,
+ * with the same GEMMs: it is not slower.  OPT-1.3B in bf16 was (166.7 ms
+ * against 162.6 on the A100 40GB) when fused kernels read every tensor
+ * the forward op had touched. */
+static void
+test_compiled_backward_time (void)
+{
+  double e, c;
+  if (!backward_ms ("opt_13.json", "a100-pcie-40gb", GS_DTYPE_BF16, 8, 512,
+                    &e, &c))
+    return;
+  g_assert_cmpfloat (c, <, e);
+}
+
 /* Inductor's attention pattern: BERT's and Llama's eager attention
  * (matmul, / math.sqrt(d), + mask, softmax, dropout, matmul) becomes
  * scaled_dot_product_attention under torch.compile; GPT-2's, OPT's, T5's
@@ -1594,6 +1708,10 @@ main (int argc, char **argv)
   g_test_add_func ("/models/decode", test_decode);
   g_test_add_func ("/models/decode-samples", test_decode_samples);
   g_test_add_func ("/models/runtime/compiled", test_compiled);
+  g_test_add_func ("/models/runtime/compiled-backward-reads",
+                   test_compiled_backward_reads);
+  g_test_add_func ("/models/runtime/compiled-backward-time",
+                   test_compiled_backward_time);
   g_test_add_func ("/models/runtime/compiled-sdpa", test_compiled_sdpa);
   g_test_add_func ("/models/runtime/attention", test_attention_impl);
   g_test_add_func ("/models/dtypes", test_dtypes);

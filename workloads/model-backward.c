@@ -38,11 +38,22 @@ typedef struct {
   int *received;    /* gradients delivered so far */
   int *uses;        /* gradients it will receive */
   const GsMgNode *node; /* node being differentiated (a copy) */
-  int reads[3];     /* what its backward kernels read: the output's
-                     * gradient and the saved forward tensors */
+  int dy;           /* the gradient of its output */
+  int reads[2];     /* what the next backward kernel reads: gradients and
+                     * the saved forward tensors its formula uses (-1:
+                     * none); the compiled runtime sizes fused kernels
+                     * and what the forward keeps from these */
 } Bw;
 
 /* ------------------------------------------------------------ emitters */
+
+/* The full-size tensors the next kernel reads (-1: none). */
+static void
+bw_reads (Bw *b, int r0, int r1)
+{
+  b->reads[0] = r0;
+  b->reads[1] = r1;
+}
 
 static void
 bw_op (const Bw *b, GsOp *op, GsOpKind kind, const char *name, int64_t rows,
@@ -61,9 +72,9 @@ bw_op (const Bw *b, GsOp *op, GsOpKind kind, const char *name, int64_t rows,
 static int
 bw_emit (Bw *b, GsOp *op, int64_t out_elems, int64_t out_cols)
 {
-  int n = 0, in[3];
-  for (int i = 0; i < 3; i++)
-    if (b->reads[i] >= 0)
+  int n = 0, in[2];
+  for (int i = 0; i < 2; i++)
+    if (b->reads[i] >= 0 && (i == 0 || b->reads[i] != b->reads[0]))
       in[n++] = b->reads[i];
   int v = gs_mg_add (b->g, op, GS_BW_NONE, GS_HOST_AUTOGRAD, in, n,
                      out_elems, out_cols);
@@ -153,13 +164,9 @@ deliver (Bw *b, int v, int gv)
     }
   else
     {
-      int saved[3] = { b->reads[0], b->reads[1], b->reads[2] };
-      b->reads[0] = b->grad[v];
-      b->reads[1] = gv;
-      b->reads[2] = -1;
+      bw_reads (b, b->grad[v], gv);
       b->grad[v] = bw_pointwise (b, "add", val.elems / val.cols, val.cols, 2,
                                  0, 1, 0);
-      memcpy (b->reads, saved, sizeof saved);
     }
   b->received[v]++;
   if (val.param && b->received[v] == b->uses[v]
@@ -168,6 +175,7 @@ deliver (Bw *b, int v, int gv)
       /* AccumulateGrad runs in eager PyTorch, compiled model or not. */
       gboolean saved = b->g->eager;
       b->g->eager = TRUE;
+      bw_reads (b, b->grad[v], -1);
       bw_pointwise (b, "add_", val.elems / val.cols, val.cols, 2, 0, 1, 0);
       b->g->eager = saved;
     }
@@ -197,6 +205,7 @@ rule_gemm (Bw *b)
   if (wants (b, A))
     {
       int d;
+      bw_reads (b, b->dy, B);
       if (mm && n->a_t)     /* A column-major: dA^T = B G^T */
         d = bw_gemm (b, 1, o->k, o->m, o->n, n->b_t, TRUE);
       else                  /* dA = G B^T */
@@ -206,6 +215,7 @@ rule_gemm (Bw *b)
   if (wants (b, B))
     {
       int d;
+      bw_reads (b, A, b->dy);
       if (mm && n->b_t)     /* B column-major: dB^T = G^T A */
         d = bw_gemm (b, 1, o->n, o->k, o->m, TRUE, n->a_t);
       else                  /* dB = A^T G */
@@ -213,7 +223,10 @@ rule_gemm (Bw *b)
       deliver (b, B, d);
     }
   if (n->n_in > 2 && wants (b, n->in[2]))
-    deliver (b, n->in[2], bw_reduce (b, "sum", o->m, o->n, 0));
+    {
+      bw_reads (b, b->dy, -1);
+      deliver (b, n->in[2], bw_reduce (b, "sum", o->m, o->n, 0));
+    }
 }
 
 static void
@@ -224,16 +237,22 @@ rule_mul (Bw *b, int g)
   int x = n->in[0], y = n->in[1];
   gboolean small = y >= 0 && val (b, y)->elems < rows * cols;
   if (wants (b, x))
-    deliver (b, x, bw_pointwise (b, "mul", rows, cols, small ? 1 : 2,
-                                 small ? 1 : 0, 1, 0));
+    {
+      /* grad * y: a broadcast y is read as a small input. */
+      bw_reads (b, b->dy, small ? -1 : y);
+      deliver (b, x, bw_pointwise (b, "mul", rows, cols, small ? 1 : 2,
+                                   small ? 1 : 0, 1, 0));
+    }
   if (wants (b, y))
     {
+      bw_reads (b, b->dy, x);
       int d = bw_pointwise (b, "mul", rows, cols, 2, 0, 1, 0);
       if (small)
         {
           /* sum_to the broadcast shape: a weight [cols] sums over rows,
            * a per-row scale [rows] over cols. */
           int dim = val (b, y)->elems == cols ? 0 : 1;
+          bw_reads (b, d, -1);
           d = bw_reduce (b, "sum", rows, cols, dim);
         }
       deliver (b, y, d);
@@ -246,6 +265,9 @@ rule_layernorm (Bw *b)
 {
   const GsMgNode *n = b->node;
   int64_t rows = n->op.rows, cols = n->op.cols;
+  /* Both kernels read the gradient and the input, with the saved mean
+   * and rstd (and gamma) as small inputs; not the output. */
+  bw_reads (b, b->dy, n->in[0]);
   GsOp op;
   bw_op (b, &op, GS_OP_NORM, "native_layer_norm_backward", rows, cols);
   op.n_in = 2;
@@ -269,6 +291,7 @@ rule_embedding (Bw *b)
   /* embedding_dense_backward_cuda: up to 3072 indices one feature kernel;
    * more are sorted (radix sort of index/position pairs) and reduced by
    * segments. */
+  bw_reads (b, -1, -1);
   bw_fill (b, "zeros", vocab, cols);
   if (tokens > 3072)
     {
@@ -277,6 +300,7 @@ rule_embedding (Bw *b)
       bw_emit (b, &op, tokens * 2, 2);
     }
   GsOp op;
+  bw_reads (b, b->dy, -1);
   bw_op (b, &op, GS_OP_EMBEDDING, "embedding_dense_backward", tokens, cols);
   op.phase = GS_PHASE_BACKWARD;
   int d = bw_emit (b, &op, vocab * cols, cols);
@@ -312,16 +336,37 @@ rule_index_put (Bw *b)
   const GsMgNode *n = b->node;
   int x = n->in[0], v = n->in[1];
   int64_t cols = val (b, x)->cols;
+  bw_reads (b, b->dy, -1);
   if (wants (b, x))
     deliver (b, x, bw_pointwise (b, "masked_fill", val (b, x)->elems / cols,
                                  cols, 1, 1, 1, 0));
   if (wants (b, v))
     {
       GsOp op;
+      bw_reads (b, b->dy, -1);
       bw_op (b, &op, GS_OP_EMBEDDING, "index", val (b, v)->elems / cols,
              cols);
       deliver (b, v, bw_emit (b, &op, val (b, v)->elems, cols));
     }
+}
+
+/* The forward tensor a unary derivative formula reads besides the
+ * gradient (derivatives.yaml): relu's threshold_backward, tanh and
+ * sigmoid use the result; maximum's where compares the input with the
+ * bound; where(cond, x, c) needs only its condition, a buffer read as a
+ * small input; the others (gelu, silu) recompute from the input. */
+static int
+unary_saved (const GsMgNode *n)
+{
+  static const char *const from_result[] = {
+    "threshold_backward", "tanh_backward", "sigmoid_backward"
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (from_result); i++)
+    if (strcmp (n->bw_name, from_result[i]) == 0)
+      return n->out;
+  if (strcmp (n->bw_name, "where") == 0 && strcmp (n->op.name, "where") == 0)
+    return -1;
+  return n->in[0];
 }
 
 /* Rules whose kernels all have the node's own shape and feed in[0]. */
@@ -336,6 +381,8 @@ rule_simple (Bw *b)
   const GsMgValue xcopy = *val (b, x);
   const GsMgValue *xv = &xcopy;
   int d = -1;
+  /* Most formulas read the gradient alone. */
+  bw_reads (b, b->dy, -1);
   switch (n->rule)
     {
     case GS_BW_SCALE:
@@ -343,15 +390,26 @@ rule_simple (Bw *b)
       break;
     case GS_BW_POW:
     case GS_BW_RSQRT:
-      bw_pointwise (b, "pow", rows, cols, 1, 0, 2, 0);
-      bw_pointwise (b, "mul", rows, cols, 1, 0, 1, 0);
-      d = bw_pointwise (b, "mul", rows, cols, 2, 0, 1, 0);
+      {
+        /* grad * c * x^(c-1) from the input; -0.5 * grad * y^3 from the
+         * output. */
+        bw_reads (b, n->rule == GS_BW_POW ? x : n->out, -1);
+        int p = bw_pointwise (b, "pow", rows, cols, 1, 0, 2, 0);
+        bw_reads (b, p, -1);
+        int m = bw_pointwise (b, "mul", rows, cols, 1, 0, 1, 0);
+        bw_reads (b, b->dy, m);
+        d = bw_pointwise (b, "mul", rows, cols, 2, 0, 1, 0);
+      }
       break;
     case GS_BW_UNARY:
+      bw_reads (b, b->dy, unary_saved (n));
       d = bw_pointwise (b, n->bw_name, rows, cols, 2, 0,
                         n->op.alu_per_elem + 2, n->op.sfu_per_elem);
       break;
     case GS_BW_DROPOUT:
+      /* The mask: the forward keeps it where it writes the output (see
+       * runtime-compiled.c), so the output stands for it here. */
+      bw_reads (b, b->dy, n->out);
       d = bw_pointwise (b, "masked_scale", rows, cols, 2, 0, 2, 0);
       break;
     case GS_BW_CAST:
@@ -364,7 +422,9 @@ rule_simple (Bw *b)
       d = bw_copy (b, "cat", xv->elems, xv->cols);
       break;
     case GS_BW_SLICE:
+      bw_reads (b, -1, -1);
       bw_fill (b, "zeros", xv->elems / xv->cols, xv->cols);
+      bw_reads (b, b->dy, -1);
       d = bw_copy (b, "copy_", val (b, n->out)->elems, val (b, n->out)->cols);
       break;
     case GS_BW_MEAN:
@@ -375,7 +435,9 @@ rule_simple (Bw *b)
                      xv->elems, 0);
       break;
     case GS_BW_GATHER:
+      bw_reads (b, -1, -1);
       bw_fill (b, "zeros", xv->elems / xv->cols, xv->cols);
+      bw_reads (b, b->dy, -1);
       {
         GsOp op;
         bw_op (b, &op, GS_OP_EMBEDDING, "index_put_", rows, cols);
@@ -385,6 +447,8 @@ rule_simple (Bw *b)
     case GS_BW_SOFTMAX:
     case GS_BW_LOG_SOFTMAX:
       {
+        /* The gradient and the forward's output. */
+        bw_reads (b, b->dy, n->out);
         GsOp op;
         bw_op (b, &op, GS_OP_SOFTMAX, n->rule == GS_BW_SOFTMAX
                                        ? "_softmax_backward_data"
@@ -397,6 +461,7 @@ rule_simple (Bw *b)
       }
       break;
     case GS_BW_NLL:
+      bw_reads (b, -1, -1);
       bw_fill (b, "zeros", xv->elems / xv->cols, xv->cols);
       {
         GsOp op;
@@ -433,6 +498,7 @@ differentiate (Bw *b, int g)
         {
           const GsMgValue *s = val (b, n->in[1]);
           int64_t full = val (b, n->out)->elems;
+          bw_reads (b, g, -1);
           deliver (b, n->in[1], bw_reduce (b, "sum", full / s->elems,
                                            s->elems, 0));
         }
@@ -489,7 +555,7 @@ gs_mg_backward (GsMg *g, int loss)
 {
   guint n_nodes = g->nodes->len;
   guint n_vals = g->values->len;
-  Bw b = { g, NULL, NULL, NULL, NULL, { -1, -1, -1 } };
+  Bw b = { g, NULL, NULL, NULL, NULL, -1, { -1, -1 } };
   gboolean *reached = g_new0 (gboolean, n_vals);
   b.uses = g_new0 (int, n_vals);
   b.received = g_new0 (int, n_vals);
@@ -520,9 +586,7 @@ gs_mg_backward (GsMg *g, int loss)
           || b.grad[node.out] < 0 || node.rule == GS_BW_NONE)
         continue;
       b.node = &node;
-      b.reads[0] = b.grad[node.out];
-      b.reads[1] = node.in[0];
-      b.reads[2] = node.rule == GS_BW_GEMM ? node.in[1] : node.out;
+      b.dy = b.grad[node.out];
       g->layer = node.op.layer;
       /* The backward of what ran outside the compiled graphs (the loss)
        * runs outside them too. */

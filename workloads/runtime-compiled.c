@@ -131,6 +131,15 @@ analyse (Fuse *f)
     }
 }
 
+/* The buffer a kernel reads for value V: the value itself, or where a
+ * forward kernel did not write it, the input it is recomputed from. */
+static int
+source (const Fuse *f, int v)
+{
+  int r = root (f, v);
+  return r >= 0 && f->recompute[r] != -2 ? f->recompute[r] : r;
+}
+
 /* ------------------------------------------------------------- grouping */
 
 static gboolean
@@ -146,12 +155,13 @@ shares_buffer (const Fuse *f, const Group *grp, const GsMgNode *n,
         continue;
       if (f->group_of[r] == grp_id)
         return TRUE;
+      int s = source (f, r);
       for (guint m = 0; m < grp->members->len; m++)
         {
           const GsMgNode *o = gs_mg_node (f->g, g_array_index (grp->members,
                                                                guint, m));
           for (int k = 0; k < o->n_in; k++)
-            if (root (f, o->in[k]) == r)
+            if (s >= 0 && source (f, o->in[k]) == s)
               return TRUE;
         }
     }
@@ -229,10 +239,7 @@ written (const Fuse *f, const Group *grp, const GsMgNode *n)
 static void
 add_read (Fuse *f, int r, int64_t numel, GArray *seen, int *full, int *small)
 {
-  if (r < 0)
-    return;
-  if (f->recompute[r] != -2)          /* not written: read its source */
-    r = f->recompute[r];
+  r = source (f, r);                  /* not written: read its source */
   if (r < 0)
     return;
   for (guint k = 0; k < seen->len; k++)
