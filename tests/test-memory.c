@@ -435,6 +435,60 @@ test_other_kinds (void)
     }
 }
 
+/* Bytes a generated kernel loads and stores in all, from its blocks. */
+static void
+fused_bytes (const GsArch *a, const char *fused, int reduce_dim, int n_in,
+             int n_out, double *ld, double *st)
+{
+  GsMemParams p;
+  gs_mem_params_init (&p);
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_FUSED;
+  op.name = g_strdup ("triton_red_fused");
+  op.fused = g_strdup (fused);
+  op.dtype = GS_DTYPE_FP16;
+  op.rows = 4096;
+  op.cols = 2048;
+  op.n_in = n_in;
+  op.n_out = n_out;
+  op.reduce_dim = reduce_dim;
+  g_autoptr (GArray) k = gs_test_kernels_new ();
+  GError *error = NULL;
+  g_assert_true (gs_mem_lower (a, &p, &op, GS_RUNTIME_COMPILED, NULL, k,
+                               &error));
+  g_assert_no_error (error);
+  *ld = *st = 0;
+  for (guint i = 0; i < k->len; i++)
+    {
+      const GsKernel *kn = &g_array_index (k, GsKernel, i);
+      *ld += kn->work.ld_bytes * kn->grid[0];
+      *st += kn->work.st_bytes * kn->grid[0];
+    }
+  gs_op_clear (&op);
+}
+
+/* A generated reduction writes the full-size values its pointwise members
+ * hand on (n_out of them) besides its result, whatever its name: an
+ * RMSNorm (pow, mean, rsqrt, mul) writes the normalized rows and the
+ * residual sum; a relu backward fused with the bias gradient writes the
+ * gradient.  A sum over the rows (gamma and beta gradients) reads its
+ * inputs once and writes a row. */
+static void
+test_fused_sums (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
+  double full = 4096.0 * 2048 * 2, ld, st;
+  fused_bytes (a, "add+pow+mean+add+rsqrt+mul+mul", 1, 2, 2, &ld, &st);
+  g_assert_cmpfloat (fabs (st / (2 * full) - 1), <, 0.01);
+  fused_bytes (a, "threshold_backward+sum", 0, 2, 1, &ld, &st);
+  g_assert_cmpfloat (fabs (st / full - 1), <, 0.01);
+  g_assert_cmpfloat (fabs (ld / (2 * full) - 1), <, 0.01);
+  fused_bytes (a, "layer_norm_backward_gamma_beta", 0, 2, 0, &ld, &st);
+  g_assert_cmpfloat (st, <, 0.01 * full);
+  g_assert_cmpfloat (fabs (ld / (2 * full) - 1), <, 0.01);
+}
+
 /* ------------------------------------------------------------- params */
 
 /* FILE of the source tree's arch/ directory (g_free). */
@@ -859,6 +913,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/host-floor", test_host_floor);
   g_test_add_func ("/memory/broadcast-bytes", test_broadcast_bytes);
   g_test_add_func ("/memory/other-kinds", test_other_kinds);
+  g_test_add_func ("/memory/fused-sums", test_fused_sums);
   g_test_add_func ("/memory/params-round-trip", test_params_round_trip);
   g_test_add_func ("/memory/params-unknown-key", test_params_unknown_key);
   g_test_add_func ("/memory/residuals", test_residuals);

@@ -312,6 +312,8 @@ op_footprint (const GsOp *op)
       return n * esz;
     case GS_OP_OPTIMIZER:
       return 7 * n * esz;
+    case GS_OP_FUSED:               /* n_out full-size values (0: a sum) */
+      return (MAX (op->n_in, 0) + MAX (op->n_out, 0)) * n * esz;
     default:
       return (MAX (op->n_in, 0) + MAX (op->n_out, 1)) * n * esz;
     }

@@ -511,6 +511,10 @@ reduction_kind (const GsOp *op)
   const char *f = op->fused ? op->fused : op->name;
   if (f == NULL || op->cols <= 1)
     return RED_NONE;
+  /* Sums over the rows (bias, gamma and beta gradients): whatever the
+   * kernel is named after. */
+  if (op->kind == GS_OP_FUSED && op->reduce_dim == 0)
+    return RED_SUM;
   if (strstr (f, "softmax") || strstr (f, "cross_entropy"))
     return RED_SOFTMAX;
   if (strstr (f, "norm") || strstr (f, "var"))
@@ -568,8 +572,13 @@ mem_lower_triton_reduction (MemLower *L, GError **error)
   /* A mask fused in is read with every element, not once per row. */
   mem_add_bcast (L, &s, op->n_small_in, n_in + MAX (op->n_out, 1), elems,
                  cols * esz);
-  s.out_bytes = kind == RED_SUM ? xblock * esz : MAX (op->n_out, 1) * elems
-                                                 * esz;
+  /* A sum writes its result, and a fused one the full-size values its
+   * pointwise members hand on (n_out of them). */
+  if (kind == RED_SUM)
+    s.out_bytes = xblock * esz + (op->kind == GS_OP_FUSED
+                                  ? MAX (op->n_out, 0) * elems * esz : 0);
+  else
+    s.out_bytes = MAX (op->n_out, 1) * elems * esz;
   s.misaligned_rows = persistent ? 0 : misaligned_fraction (cols * esz);
   double alu = kind == RED_SOFTMAX ? 12 : kind == RED_NORM ? 10 : 1;
   s.alu = elems * (alu + MAX (op->alu_per_elem, 0));

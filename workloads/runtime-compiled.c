@@ -282,7 +282,9 @@ emit_group (Fuse *f, Group *grp)
         }
       if (ids == 0 && n->n_in == 0)
         full += n->op.n_in;
-      if (written (f, grp, n))
+      /* Full-size values written; a reduction's result is small. */
+      if (written (f, grp, n)
+          && gs_mg_val (g, root (f, n->out))->elems >= grp->numel)
         outs++;
       double w = (double) node_numel (&n->op) / (double) grp->numel;
       alu += n->op.alu_per_elem * w;
@@ -324,7 +326,7 @@ emit_group (Fuse *f, Group *grp)
       op.bcast_period = bcast->bcast_period;
       op.bcast_esize = bcast->bcast_esize;
     }
-  op.n_out = MAX (outs, 1);
+  op.n_out = red ? outs : MAX (outs, 1);
   op.alu_per_elem = alu;
   op.sfu_per_elem = sfu;
   gs_rt_pending_add (&f->pending, GS_HOST_OP,
