@@ -1333,10 +1333,13 @@ find_fused (const GsModelPlan *p, int layer, GsPhase phase,
 
 /* A fused backward kernel reads the tensors its derivative formulas use
  * (derivatives.yaml), not every tensor the forward op touched: relu's
- * threshold_backward the gradient and the result, dropout's the gradient
- * and the mask, layer norm's the gradient and the input, a scale by a
- * number the gradient alone, and gelu_new's eight kernels recompute from
- * the one input they share. */
+ * threshold_backward the gradient and the result, a scale by a number the
+ * gradient alone, and gelu_new's eight kernels recompute from the one
+ * input they share.  Kernels fuse across the GEMMs in between as
+ * Inductor's scheduler fuses them: the relu backward with fc1's bias
+ * gradient, layer norm's backward with the residual add, the dropout
+ * backward and the adds of the q, k and v input gradients.  The .grad
+ * adds run when the compiled backward returns. */
 static void
 test_compiled_backward_reads (void)
 {
@@ -1346,30 +1349,44 @@ test_compiled_backward_reads (void)
   const GsOp *relu = find_fused (opt, 0, GS_PHASE_BACKWARD,
                                  "threshold_backward", 0);
   g_assert_nonnull (relu);
+  g_assert_cmpstr (relu->fused, ==, "threshold_backward+sum");
+  g_assert_cmpint (relu->reduce_dim, ==, 0);
   g_assert_cmpint (relu->n_in, ==, 2);
   g_assert_cmpint (relu->n_out, ==, 1);
-  for (guint k = 0; k < 2; k++)
-    {
-      const GsOp *drop = find_fused (opt, 0, GS_PHASE_BACKWARD,
-                                     "masked_scale", k);
-      g_assert_nonnull (drop);
-      g_assert_cmpint (drop->n_in, ==, 2);
-      const GsOp *ln = find_fused (opt, 0, GS_PHASE_BACKWARD,
-                                   "native_layer_norm_backward", k);
-      g_assert_nonnull (ln);
-      g_assert_cmpint (ln->n_in, ==, 2);
-    }
-  /* q_proj's output times the scaling: its gradient times the number. */
-  const GsOp *scale = find_op (opt, 0, "layers.0.self_attn",
-                               "triton_poi_fused");
-  for (guint i = 0; scale != NULL; scale = find_op (opt, ++i,
-                                                    "layers.0.self_attn",
-                                                    "triton_poi_fused"))
-    if (scale->phase == GS_PHASE_BACKWARD
-        && strcmp (scale->fused, "mul") == 0)
-      break;
+  /* final_layer_norm's backward, the residual add, the dropout backward
+   * of the attention block: the gradient, the input, the residual's
+   * gradient and the mask in, the residual's gradient and the dropout's
+   * out. */
+  const GsOp *ln = find_fused (opt, 0, GS_PHASE_BACKWARD,
+                               "native_layer_norm_backward", 0);
+  g_assert_cmpstr (ln->fused, ==,
+                   "native_layer_norm_backward+add+masked_scale");
+  g_assert_cmpint (ln->n_in, ==, 4);
+  g_assert_cmpint (ln->n_out, ==, 2);
+  ln = find_fused (opt, 0, GS_PHASE_BACKWARD, "native_layer_norm_backward",
+                   1);
+  g_assert_nonnull (ln);
+  g_assert_true (g_str_has_prefix (ln->fused,
+                                   "add+add+native_layer_norm_backward"));
+  /* q_proj's output times the scaling, with q_proj's bias gradient. */
+  const GsOp *scale = find_fused (opt, 0, GS_PHASE_BACKWARD, "mul+sum", 0);
   g_assert_nonnull (scale);
   g_assert_cmpint (scale->n_in, ==, 1);
+  g_assert_cmpint (scale->n_out, ==, 1);
+  /* AccumulateGrad's adds after every kernel of the compiled graph. */
+  guint last_graph = 0, first_add = G_MAXUINT;
+  for (guint i = 0; i < opt->ops->len; i++)
+    {
+      const GsOp *o = op_at (opt, i);
+      if (o->phase != GS_PHASE_BACKWARD)
+        continue;
+      if (!o->eager)
+        last_graph = i;
+      else if (strcmp (o->name, "add_") == 0)
+        first_add = MIN (first_add, i);
+    }
+  g_assert_cmpuint (first_add, >, last_graph);
+  g_assert_cmpuint (first_add, <, opt->ops->len);
 
   g_autoptr (GsModelPlan) gpt = plan_fixture ("tiny-gpt2.json", &c);
   const GsOp *gelu = find_fused (gpt, 0, GS_PHASE_BACKWARD, "tanh_backward",
@@ -1379,6 +1396,18 @@ test_compiled_backward_reads (void)
   g_assert_nonnull (strstr (gelu->fused, "pow"));
   g_assert_cmpint (gelu->n_in, ==, 2);
   g_assert_cmpint (gelu->n_out, ==, 1);
+  /* The q, k and v gradients are written into the slices of their cat:
+   * no kernel of its own; c_attn's bias gradient reads the whole. */
+  g_assert_null (find_fused (gpt, 0, GS_PHASE_BACKWARD, "cat", 0));
+  g_assert_cmpuint (count_ops (gpt, 0, GS_PHASE_BACKWARD, -1, "cat"), ==,
+                    0);
+  const GsOp *qkv = NULL;
+  for (guint k = 0; (qkv = find_fused (gpt, 0, GS_PHASE_BACKWARD, "sum", k));
+       k++)
+    if (qkv->cols == 3 * 64)
+      break;
+  g_assert_nonnull (qkv);
+  g_assert_cmpint (qkv->n_in, ==, 1);
 }
 
 /* Backward time of CONFIG (data/neusight/models) trained on ARCH, eager

@@ -38,11 +38,14 @@ typedef struct {
   int *received;    /* gradients delivered so far */
   int *uses;        /* gradients it will receive */
   const GsMgNode *node; /* node being differentiated (a copy) */
+  int *pieces;      /* value -> the gradients of its pieces, for a value
+                     * split into pieces (GS_MG_MAX_IN per value, -1) */
   int dy;           /* the gradient of its output */
-  int reads[2];     /* what the next backward kernel reads: gradients and
-                     * the saved forward tensors its formula uses (-1:
-                     * none); the compiled runtime sizes fused kernels
-                     * and what the forward keeps from these */
+  int reads[GS_MG_MAX_IN]; /* what the next backward kernel reads:
+                     * gradients and the saved forward tensors its
+                     * formula uses (-1: none); the compiled runtime
+                     * sizes fused kernels and what the forward keeps
+                     * from these */
 } Bw;
 
 /* ------------------------------------------------------------ emitters */
@@ -53,6 +56,8 @@ bw_reads (Bw *b, int r0, int r1)
 {
   b->reads[0] = r0;
   b->reads[1] = r1;
+  for (int i = 2; i < GS_MG_MAX_IN; i++)
+    b->reads[i] = -1;
 }
 
 static void
@@ -72,10 +77,15 @@ bw_op (const Bw *b, GsOp *op, GsOpKind kind, const char *name, int64_t rows,
 static int
 bw_emit (Bw *b, GsOp *op, int64_t out_elems, int64_t out_cols)
 {
-  int n = 0, in[2];
-  for (int i = 0; i < 2; i++)
-    if (b->reads[i] >= 0 && (i == 0 || b->reads[i] != b->reads[0]))
-      in[n++] = b->reads[i];
+  int n = 0, in[GS_MG_MAX_IN];
+  for (int i = 0; i < GS_MG_MAX_IN; i++)
+    {
+      gboolean again = FALSE;
+      for (int k = 0; k < n; k++)
+        again |= in[k] == b->reads[i];
+      if (b->reads[i] >= 0 && !again)
+        in[n++] = b->reads[i];
+    }
   int v = gs_mg_add (b->g, op, GS_BW_NONE, GS_HOST_AUTOGRAD, in, n,
                      out_elems, out_cols);
   op->name = NULL;
@@ -161,6 +171,8 @@ deliver (Bw *b, int v, int gv)
     {
       if (b->received[v] == 0)
         b->grad[v] = gv;
+      if (val.bundle && b->received[v] < GS_MG_MAX_IN)
+        b->pieces[v * GS_MG_MAX_IN + b->received[v]] = gv;
     }
   else
     {
@@ -177,6 +189,7 @@ deliver (Bw *b, int v, int gv)
       b->g->eager = TRUE;
       bw_reads (b, b->grad[v], -1);
       bw_pointwise (b, "add_", val.elems / val.cols, val.cols, 2, 0, 1, 0);
+      gs_mg_last (b->g)->accumulate = TRUE;
       b->g->eager = saved;
     }
 }
@@ -316,7 +329,10 @@ rule_attention (Bw *b)
   g_free (op.name);
   op.name = g_strdup (n->op.attn == GS_ATTN_FLASH2 ? "flash_attn_bwd"
                                                     : "efficient_attention_bwd");
-  int dq = gs_mg_add (b->g, &op, GS_BW_NONE, GS_HOST_AUTOGRAD, NULL, 0,
+  /* The output's gradient, q, k and v (and the saved output and
+   * statistics, which a library kernel reads however it likes). */
+  int in[GS_MG_MAX_IN] = { b->dy, n->in[0], n->in[1], n->in[2] };
+  int dq = gs_mg_add (b->g, &op, GS_BW_NONE, GS_HOST_AUTOGRAD, in, 4,
                       val (b, n->in[0])->elems, val (b, n->in[0])->cols);
   gs_op_clear (&op);
   for (int i = 0; i < 3; i++)
@@ -419,6 +435,9 @@ rule_simple (Bw *b)
       d = bw_copy (b, "clone", xv->elems, xv->cols);
       break;
     case GS_BW_SPLIT:
+      /* The gradients of the pieces (up to GS_MG_MAX_IN of them). */
+      memcpy (b->reads, &b->pieces[n->out * GS_MG_MAX_IN],
+              sizeof b->reads);
       d = bw_copy (b, "cat", xv->elems, xv->cols);
       break;
     case GS_BW_SLICE:
@@ -555,9 +574,12 @@ gs_mg_backward (GsMg *g, int loss)
 {
   guint n_nodes = g->nodes->len;
   guint n_vals = g->values->len;
-  Bw b = { g, NULL, NULL, NULL, NULL, -1, { -1, -1 } };
+  Bw b = { g, NULL, NULL, NULL, NULL, NULL, -1, { -1, -1, -1, -1 } };
   gboolean *reached = g_new0 (gboolean, n_vals);
   b.uses = g_new0 (int, n_vals);
+  b.pieces = g_new (int, (gsize) n_vals * GS_MG_MAX_IN);
+  for (gsize i = 0; i < (gsize) n_vals * GS_MG_MAX_IN; i++)
+    b.pieces[i] = -1;
   b.received = g_new0 (int, n_vals);
   b.grad = g_new (int, n_vals);
   for (guint i = 0; i < n_vals; i++)
@@ -599,6 +621,7 @@ gs_mg_backward (GsMg *g, int loss)
   g->eager = saved_eager;
   g_free (reached);
   g_free (b.uses);
+  g_free (b.pieces);
   g_free (b.received);
   g_free (b.grad);
 }

@@ -83,6 +83,8 @@ typedef struct {
   guint8 module;           /* called through an nn.Module */
   guint8 eager;            /* runs outside any compiled graph (the loss,
                             * AccumulateGrad, frames Dynamo skips) */
+  guint8 accumulate;       /* AccumulateGrad: adds a finished gradient
+                            * into its parameter's .grad */
   guint8 n_in;
   int in[GS_MG_MAX_IN];    /* value ids (-1: unused) */
   int out;                 /* value id, -1: none */

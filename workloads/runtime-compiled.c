@@ -6,12 +6,21 @@
  *    (extern_kernels.*); ops Inductor cannot generate (nonzero, sort,
  *    topk, cumsum) fall back to their eager kernels.
  *  - everything else is generated Triton code.  Its scheduler fuses a
- *    node into the kernel before it when they share a buffer (a producer
- *    feeds it, or both read the same input) and their iteration spaces
- *    match: the same number of elements, or the rows of a row reduction
- *    (layer norm's statistics, softmax's max and sum) that the kernel
- *    already computes.  A reduction over the other axis (a bias or weight
- *    gradient summed over tokens) starts a new kernel.
+ *    node into a kernel of the same graph when they share a buffer (a
+ *    producer feeds it, or both read the same input) and their iteration
+ *    spaces match: the same number of elements, or the rows of a row
+ *    reduction (layer norm's statistics, softmax's max and sum) that the
+ *    kernel already computes.  A reduction over the other axis (a bias or
+ *    weight gradient summed over tokens) joins a pointwise kernel but not
+ *    a row reduction.  Library calls in between do not stop it (the
+ *    dropout backward and the bias gradient after the two GEMMs that read
+ *    the dropout's output are one kernel), as long as the kernel can run
+ *    where it is launched: everything the node reads is produced before
+ *    that or in the kernel itself, or else nothing launched since has
+ *    read what the kernel produced, and the kernel is launched later, in
+ *    the node's place (the adds summing the q, k and v projections'
+ *    input gradients, one after each GEMM, are one kernel).  It looks
+ *    back over the last FUSE_WINDOW kernels of the graph.
  *  - views and permutes become index arithmetic: the copies eager matmul
  *    needs fold into the kernel producing the operand when there is one.
  *  - 0-dim constants (torch.full([], c)) are folded into the kernel.
@@ -22,36 +31,59 @@
  *  - nodes marked eager in the graph run outside the compiled graphs, as
  *    eager PyTorch runs them: the loss the caller computes, its backward,
  *    AccumulateGrad, and blocks whose frame Dynamo skips (a graph break
- *    inside a loop: the MoE expert loops).
+ *    inside a loop: the MoE expert loops).  They end the graph being
+ *    fused, but for AccumulateGrad: the compiled backward hands every
+ *    parameter's gradient to autograd when it returns, so the .grad adds
+ *    run after the graph's kernels.
  */
 #include "config.h"
 #include "workloads/runtime.h"
 
 #include <string.h>
 
-typedef struct {
-  GsMg *g;
-  int *alias;            /* value -> the value it views */
-  guint *last_fwd;       /* last forward node reading a value (+1; 0: none) */
-  guint *last_all;       /* last node of any phase reading it (+1) */
-  int *group_of;         /* value -> group producing it (-1: none) */
-  int *recompute;        /* unwritten forward value -> what is read instead
-                          * (-2: written) */
-  GsRtPlan *plan;
-  int n_groups;
-  GsRtPending pending;     /* host time since the last launch */
-} Fuse;
+/* Kernels of the graph being fused a node may join, newest first. */
+#define FUSE_WINDOW 16
 
 typedef struct {
-  guint first, last;     /* node index range */
-  GArray *members;       /* guint node indices */
+  int id;                /* group number (values' group_of) */
+  guint first;           /* its first node */
+  guint at;              /* the node in whose place it is launched */
+  GArray *members;       /* guint node indices, ascending */
   int64_t numel;         /* iteration space */
   int64_t red_rows;      /* rows of its row reduction (0: none) */
   gboolean col_reduce;   /* has a reduction over rows (to columns) */
+  gboolean closed;       /* a kernel of its own: nothing joins it */
   GsPhase phase;
   int step;              /* decode step of its members */
   int layer;
 } Group;
+
+/* What the graph being fused launches, in order: a generated kernel (a
+ * group) or a library call (a node). */
+typedef struct {
+  Group *group;          /* NULL: node */
+  guint node;
+} Item;
+
+typedef struct {
+  GsMg *g;
+  int *alias;            /* value -> the value it views */
+  guint *readers_at;     /* value -> its readers in readers (nv + 1) */
+  guint *readers;        /* kernel nodes reading each value */
+  int *group_of;         /* value -> group producing it (-1: none) */
+  int *node_group;       /* node -> its group (-1: none) */
+  guint *pos;            /* value -> the node in whose place the kernel
+                          * producing it is launched */
+  int *recompute;        /* unwritten forward value -> what is read instead
+                          * (-2: written) */
+  GsRtPlan *plan;
+  int n_groups;
+  int graph_groups;      /* the first group of the graph being fused */
+  GPtrArray *open;       /* Group: the graph's kernels */
+  GArray *items;         /* Item: the graph's launches */
+  GArray *after;         /* guint: eager nodes run when the graph returns */
+  GsRtPending pending;     /* host time since the last launch */
+} Fuse;
 
 static int
 root (const Fuse *f, int v)
@@ -99,10 +131,12 @@ analyse (Fuse *f)
 {
   GsMg *g = f->g;
   guint nv = g->values->len;
+  guint nn = g->nodes->len;
   f->alias = g_new (int, nv);
-  f->last_fwd = g_new0 (guint, nv);
-  f->last_all = g_new0 (guint, nv);
+  f->readers_at = g_new0 (guint, nv + 1);
   f->group_of = g_new (int, nv);
+  f->node_group = g_new (int, nn);
+  f->pos = g_new0 (guint, nv);
   f->recompute = g_new (int, nv);
   for (guint v = 0; v < nv; v++)
     {
@@ -110,9 +144,10 @@ analyse (Fuse *f)
       f->group_of[v] = -1;
       f->recompute[v] = -2;
     }
-  for (guint i = 0; i < g->nodes->len; i++)
+  for (guint i = 0; i < nn; i++)
     {
       const GsMgNode *n = gs_mg_node (g, i);
+      f->node_group[i] = -1;
       if (n->op.kind == GS_OP_KIND_COUNT)
         {
           if (n->out >= 0 && n->n_in > 0 && n->in[0] >= 0)
@@ -120,14 +155,21 @@ analyse (Fuse *f)
           continue;
         }
       for (int j = 0; j < n->n_in; j++)
-        {
-          int r = root (f, n->in[j]);
-          if (r < 0)
-            continue;
-          f->last_all[r] = i + 1;
-          if (n->op.phase == GS_PHASE_FORWARD)
-            f->last_fwd[r] = i + 1;
-        }
+        if (root (f, n->in[j]) >= 0)
+          f->readers_at[root (f, n->in[j]) + 1]++;
+    }
+  for (guint v = 0; v < nv; v++)
+    f->readers_at[v + 1] += f->readers_at[v];
+  f->readers = g_new (guint, MAX (f->readers_at[nv], 1));
+  g_autofree guint *fill = g_memdup2 (f->readers_at, nv * sizeof (guint));
+  for (guint i = 0; i < nn; i++)
+    {
+      const GsMgNode *n = gs_mg_node (g, i);
+      if (n->op.kind == GS_OP_KIND_COUNT)
+        continue;
+      for (int j = 0; j < n->n_in; j++)
+        if (root (f, n->in[j]) >= 0)
+          f->readers[fill[root (f, n->in[j])]++] = i;
     }
 }
 
@@ -168,11 +210,73 @@ shares_buffer (const Fuse *f, const Group *grp, const GsMgNode *n,
   return FALSE;
 }
 
+/* Can the kernel of GRP compute N where it is launched: is everything N
+ * reads produced before it, or in it? */
 static gboolean
-can_join (const Fuse *f, const Group *grp, const GsMgNode *n, int grp_id)
+inputs_ready (const Fuse *f, const Group *grp, const GsMgNode *n)
+{
+  for (int j = 0; j < n->n_in; j++)
+    {
+      int r = root (f, n->in[j]);
+      if (r >= 0 && f->group_of[r] != grp->id && f->pos[r] >= grp->at)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Can the kernel of GRP be launched in node I's place instead: has no
+ * node before I read what it produces (but AccumulateGrad, which runs
+ * after the graph)? */
+static gboolean
+can_delay (const Fuse *f, const Group *grp, guint i)
+{
+  for (guint m = 0; m < grp->members->len; m++)
+    {
+      int r = root (f, gs_mg_node (f->g, g_array_index (grp->members, guint,
+                                                        m))->out);
+      if (r < 0)
+        continue;
+      for (guint k = f->readers_at[r]; k < f->readers_at[r + 1]; k++)
+        {
+          guint j = f->readers[k];
+          if (j < i && f->node_group[j] != grp->id
+              && !gs_mg_node (f->g, j)->accumulate)
+            return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* Launches GRP in node I's place. */
+static void
+delay (Fuse *f, Group *grp, guint i)
+{
+  grp->at = i;
+  for (guint m = 0; m < grp->members->len; m++)
+    {
+      int r = root (f, gs_mg_node (f->g, g_array_index (grp->members, guint,
+                                                        m))->out);
+      if (r >= 0)
+        f->pos[r] = i;
+    }
+  for (guint k = 0; k < f->items->len; k++)
+    if (g_array_index (f->items, Item, k).group == grp)
+      {
+        Item it = g_array_index (f->items, Item, k);
+        g_array_remove_index (f->items, k);
+        g_array_append_val (f->items, it);
+        break;
+      }
+}
+
+/* Can N join the kernel of GRP (launched in its place or, with *LATER,
+ * in node I's)? */
+static gboolean
+can_join (const Fuse *f, const Group *grp, const GsMgNode *n, guint i,
+          gboolean *later)
 {
   const GsOp *op = &n->op;
-  if (grp->members->len == 0)
+  if (grp->members->len == 0 || grp->closed)
     return FALSE;
   if (op->phase != grp->phase || op->step != grp->step || is_solo (op)
       || grp->members->len >= 64)
@@ -188,7 +292,60 @@ can_join (const Fuse *f, const Group *grp, const GsMgNode *n, int grp_id)
   if ((col && grp->red_rows > 0) || (row && grp->col_reduce)
       || (col && grp->col_reduce))
     return FALSE;
-  return shares_buffer (f, grp, n, grp_id);
+  if (!shares_buffer (f, grp, n, grp->id))
+    return FALSE;
+  *later = !inputs_ready (f, grp, n);
+  return !*later || can_delay (f, grp, i);
+}
+
+/* A new kernel starting with node I, launched in its place. */
+static Group *
+group_new (Fuse *f, guint i)
+{
+  const GsOp *op = &gs_mg_node (f->g, i)->op;
+  Group *grp = g_new0 (Group, 1);
+  grp->id = f->n_groups++;
+  grp->first = i;
+  grp->at = i;
+  grp->members = g_array_new (FALSE, FALSE, sizeof (guint));
+  grp->numel = node_numel (op);
+  grp->phase = op->phase;
+  grp->step = op->step;
+  grp->layer = op->layer;
+  g_ptr_array_add (f->open, grp);
+  Item it = { grp, i };
+  g_array_append_val (f->items, it);
+  return grp;
+}
+
+static void
+group_free (gpointer p)
+{
+  Group *grp = p;
+  g_array_unref (grp->members);
+  g_free (grp);
+}
+
+/* The newest kernel of the graph node I can join, or NULL; delayed to
+ * I's place where it has to be.  A node that reads nothing (a fill)
+ * shares no buffer: it joins the kernel before it or none. */
+static Group *
+find_group (Fuse *f, guint i)
+{
+  const GsMgNode *n = gs_mg_node (f->g, i);
+  guint window = n->n_in == 0 ? 1 : FUSE_WINDOW, seen = 0;
+  for (guint k = f->open->len; k-- > 0 && seen < window; seen++)
+    {
+      Group *grp = g_ptr_array_index (f->open, k);
+      gboolean later = FALSE;
+      if (can_join (f, grp, n, i, &later))
+        {
+          if (later)
+            delay (f, grp, i);
+          return grp;
+        }
+    }
+  return NULL;
 }
 
 static void
@@ -196,44 +353,46 @@ group_add (Fuse *f, Group *grp, guint i)
 {
   const GsMgNode *n = gs_mg_node (f->g, i);
   const GsOp *op = &n->op;
-  if (grp->members->len == 0)
-    {
-      grp->first = i;
-      grp->numel = node_numel (op);
-      grp->red_rows = 0;
-      grp->col_reduce = FALSE;
-      grp->phase = op->phase;
-      grp->step = op->step;
-      grp->layer = op->layer;
-    }
-  grp->last = i;
   g_array_append_val (grp->members, i);
+  f->node_group[i] = grp->id;
   if ((op->kind == GS_OP_REDUCE && op->reduce_dim == 1)
       || op->kind == GS_OP_NORM || op->kind == GS_OP_SOFTMAX)
     grp->red_rows = op->rows;
   if (op->kind == GS_OP_REDUCE && op->reduce_dim == 0)
     grp->col_reduce = TRUE;
   if (n->out >= 0)
-    f->group_of[root (f, n->out)] = f->n_groups;
+    {
+      f->group_of[root (f, n->out)] = grp->id;
+      f->pos[root (f, n->out)] = grp->at;
+    }
 }
 
 /* -------------------------------------------------------------- emission */
 
-/* Is a value the group produced needed after it? */
+/* Is a value the group produced needed outside it?  A forward kernel
+ * writes what later forward kernels read; the backward recomputes the
+ * rest from the kernel's input. */
 static gboolean
 written (const Fuse *f, const Group *grp, const GsMgNode *n)
 {
   int r = root (f, n->out);
   if (r < 0)
     return FALSE;
-  const GsMgValue *v = gs_mg_val (f->g, r);
-  guint last = grp->phase == GS_PHASE_FORWARD ? f->last_fwd[r]
-                                              : f->last_all[r];
-  if (v->keep || last > grp->last + 1)
+  if (gs_mg_val (f->g, r)->keep)
     return TRUE;
+  gboolean later = FALSE;
+  for (guint k = f->readers_at[r]; k < f->readers_at[r + 1]; k++)
+    {
+      guint j = f->readers[k];
+      if (f->node_group[j] == grp->id)
+        continue;
+      if (grp->phase != GS_PHASE_FORWARD
+          || gs_mg_node (f->g, j)->op.phase == GS_PHASE_FORWARD)
+        return TRUE;
+      later = TRUE;
+    }
   /* Dropout masks are saved for backward (random: not recomputable). */
-  return grp->phase == GS_PHASE_FORWARD && f->last_all[r] > grp->last + 1
-         && strcmp (n->op.name, "native_dropout") == 0;
+  return later && strcmp (n->op.name, "native_dropout") == 0;
 }
 
 static void
@@ -256,7 +415,7 @@ static void
 emit_group (Fuse *f, Group *grp)
 {
   GsMg *g = f->g;
-  int gid = f->n_groups;
+  int gid = grp->id;
   g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (int));
   g_autoptr (GString) names = g_string_new (NULL);
   int full = 0, small = 0, outs = 0, first_in = -1;
@@ -333,7 +492,6 @@ emit_group (Fuse *f, Group *grp)
                      gs_rt_host_ns (GS_HOST_OP, GS_RUNTIME_COMPILED));
   gs_rt_plan_push (f->plan, &op, gs_mg_node (g, grp->first)->call,
                    &f->pending);
-  f->n_groups++;
 }
 
 static void
@@ -357,26 +515,61 @@ emit_eager (Fuse *f, const GsMgNode *n)
   gs_rt_plan_push (f->plan, &op, n->call, &f->pending);
 }
 
-static void
-flush (Fuse *f, Group *grp)
+/* torch.cat of values that kernels of this graph produce launches
+ * nothing: Inductor's ConcatKernel has each producer write its slice of
+ * the result (the q, k and v gradients of GPT-2's split c_attn output).
+ * The result is there once the last of them has run. */
+static gboolean
+realized_into (Fuse *f, const GsMgNode *n)
 {
-  if (grp->members->len > 0)
-    emit_group (f, grp);
-  g_array_set_size (grp->members, 0);
+  if (n->op.kind != GS_OP_COPY || strcmp (n->op.name, "cat") != 0
+      || n->n_in < 2 || n->out < 0)
+    return FALSE;
+  guint at = 0;
+  for (int j = 0; j < n->n_in; j++)
+    {
+      int r = root (f, n->in[j]);
+      if (r < 0 || f->group_of[r] < f->graph_groups)
+        return FALSE;
+      at = MAX (at, f->pos[r]);
+    }
+  f->pos[root (f, n->out)] = at;
+  return TRUE;
+}
+
+/* Launches the graph being fused: its kernels and library calls in
+ * order, then the AccumulateGrad adds of the gradients it returned. */
+static void
+finish_graph (Fuse *f)
+{
+  for (guint k = 0; k < f->items->len; k++)
+    {
+      const Item *it = &g_array_index (f->items, Item, k);
+      if (it->group != NULL)
+        emit_group (f, it->group);
+      else
+        emit_extern (f, gs_mg_node (f->g, it->node));
+    }
+  for (guint k = 0; k < f->after->len; k++)
+    emit_eager (f, gs_mg_node (f->g, g_array_index (f->after, guint, k)));
+  g_array_set_size (f->items, 0);
+  g_array_set_size (f->after, 0);
+  g_ptr_array_set_size (f->open, 0);
+  f->graph_groups = f->n_groups;
 }
 
 /* Host-only work: Python glue is gone from compiled graphs, and so are
  * blocking copies inside them (a tensor made from a Python number is a
  * graph constant; a data-dependent read would have broken the graph, and
  * such parts are marked eager).  What runs outside the graphs (its waits
- * included) and graph entries remain, and end the kernel being fused: the
+ * included) and graph entries remain, and end the graph being fused: the
  * host time comes after it. */
 static void
-host_only (Fuse *f, Group *grp, const GsMgNode *n)
+host_only (Fuse *f, const GsMgNode *n)
 {
   if (!n->eager && n->host != GS_HOST_GRAPH)
     return;
-  flush (f, grp);
+  finish_graph (f);
   double ns = n->eager ? gs_rt_eager_node_ns (n)
                        : gs_rt_host_ns (n->host, GS_RUNTIME_COMPILED);
   gs_rt_pending_add (&f->pending, n->host, ns);
@@ -398,8 +591,9 @@ gs_rt_compiled (GsMg *g, GsRtPlan *plan)
   f.plan = plan;
   gs_rt_pending_init (&f.pending);
   analyse (&f);
-  Group grp = { 0 };
-  grp.members = g_array_new (FALSE, FALSE, sizeof (guint));
+  f.open = g_ptr_array_new_with_free_func (group_free);
+  f.items = g_array_new (FALSE, FALSE, sizeof (Item));
+  f.after = g_array_new (FALSE, FALSE, sizeof (guint));
   GsPhase phase = GS_PHASE_COUNT;
   int step = -1;
   for (guint i = 0; i < g->nodes->len; i++)
@@ -407,40 +601,52 @@ gs_rt_compiled (GsMg *g, GsRtPlan *plan)
       const GsMgNode *n = gs_mg_node (g, i);
       if (n->op.kind == GS_OP_KIND_COUNT)
         {
-          host_only (&f, &grp, n);
+          host_only (&f, n);
+          continue;
+        }
+      if (n->accumulate)
+        {
+          g_array_append_val (f.after, i);
           continue;
         }
       if (n->eager)
         {
-          flush (&f, &grp);
+          finish_graph (&f);
           emit_eager (&f, n);
           continue;
         }
       if (n->op.phase != phase || n->op.step != step)
         {
-          flush (&f, &grp);
+          finish_graph (&f);
           phase = n->op.phase;
           step = n->op.step;
         }
-      if (is_constant (n))
+      if (is_constant (n) || realized_into (&f, n))
         continue;
       if (is_extern (&n->op))
         {
-          flush (&f, &grp);
-          emit_extern (&f, n);
+          Item it = { NULL, i };
+          g_array_append_val (f.items, it);
+          if (root (&f, n->out) >= 0)
+            f.pos[root (&f, n->out)] = i;
           continue;
         }
-      if (!can_join (&f, &grp, n, f.n_groups))
-        flush (&f, &grp);
-      group_add (&f, &grp, i);
+      Group *grp = find_group (&f, i);
+      if (grp == NULL)
+        grp = group_new (&f, i);
+      group_add (&f, grp, i);
       if (is_solo (&n->op))
-        flush (&f, &grp);
+        grp->closed = TRUE;
     }
-  flush (&f, &grp);
-  g_array_unref (grp.members);
+  finish_graph (&f);
+  g_ptr_array_unref (f.open);
+  g_array_unref (f.items);
+  g_array_unref (f.after);
   g_free (f.alias);
-  g_free (f.last_fwd);
-  g_free (f.last_all);
+  g_free (f.readers_at);
+  g_free (f.readers);
   g_free (f.group_of);
+  g_free (f.node_group);
+  g_free (f.pos);
   g_free (f.recompute);
 }
