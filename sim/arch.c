@@ -145,8 +145,8 @@ static const GsParam arch_params[] = {
     "time to dispatch one block onto an SM (block_dispatch microbenchmark; "
     "not used in timing, which counts it in calibration.block_fixed_ns)" },
   { "power.tdp_w", GS_PARAM_DOUBLE, OFF (tdp_w), "W", 0, NULL, 0, 1e5, 0,
-    "board power limit (not used in timing: the clock a power-limited GPU "
-    "sustains under load is calibration.clock_mhz)" },
+    "board power limit (0: not given); without calibration.clock_mhz it "
+    "sets the estimated sustained clock" },
 };
 
 #undef OFF
@@ -162,7 +162,8 @@ static const GsParam cal_params[] = {
   { "calibration.rows", GS_PARAM_INT, OFF (rows), "rows", 0, NULL, 0,
     1 << 30, 0, "measured rows the fit used" },
   { "calibration.clock_mhz", GS_PARAM_DOUBLE, OFF (clock_mhz), "MHz", 0,
-    NULL, 0, 1e5, 0, "sustained SM clock under load (0: boost clock)" },
+    NULL, 0, 1e5, 0, "sustained SM clock under load (0: boost clock; not "
+    "set: estimated from power.tdp_w)" },
   { "calibration.issue_eff", GS_PARAM_DOUBLE, OFF (issue_eff), "", 0, NULL,
     0, 1, 0, "fraction of issue slots a saturating kernel uses (0: 1)" },
   { "calibration.dram_eff", GS_PARAM_DOUBLE, OFF (dram_eff), "", 0, NULL, 0,
@@ -594,6 +595,10 @@ gs_arch_load_file (const char *file, GError **error)
           }
         break;
       }
+  a->spec_clock = TRUE;
+  for (guint i = 0; i < gs_cfg_chain_length (chain); i++)
+    if (config_lookup (gs_cfg_chain_nth (chain, i), "calibration.clock_mhz"))
+      a->spec_clock = FALSE;
   a->abstract = FALSE;   /* a base file's own, not inherited */
   a->chain = gs_cfg_chain_ref (chain);
   if (!gs_arch_validate (a, error))
@@ -617,8 +622,14 @@ gboolean
 gs_arch_set (GsArch *a, const char *key, const char *value, GError **error)
 {
   if (gs_params_find (cal_params, G_N_ELEMENTS (cal_params), key))
-    return gs_params_set (cal_params, G_N_ELEMENTS (cal_params), a, key,
-                          value, error);
+    {
+      if (!gs_params_set (cal_params, G_N_ELEMENTS (cal_params), a, key,
+                          value, error))
+        return FALSE;
+      if (strcmp (key, "calibration.clock_mhz") == 0)
+        a->spec_clock = FALSE;
+      return TRUE;
+    }
   /* "abstract" marks a family file, which the loader refuses to run: as a
    * what-if on a GPU it could only be silently ignored. */
   if (strcmp (key, "abstract") == 0)
@@ -641,10 +652,51 @@ gs_arch_set (GsArch *a, const char *key, const char *value, GError **error)
 
 /* --------------------------------------------------------------- derived */
 
+/* The sustained clock of a GPU never calibrated, learned from the arch
+ * files gpusim calibrate fitted (bench/speconly-gemm --derive prints it
+ * from them; tests/test-gemm checks that it still agrees):
+ *
+ * - ratio: the median of the fitted clock over the boost clock of the
+ *   GPUs with their own power connector (A100 PCIe 40GB 0.892, 80GB
+ *   0.914, H100 SXM5 0.898, V100 PCIe 1.0);
+ * - x0: the geometric mean over the slot-powered ones (the L4 at 0.353 of
+ *   its boost clock with 0.608 W per SM per GHz, the T4 at 0.493 with
+ *   1.10) of x / (fitted / boost)^(1 / exponent);
+ * - exponent: 1/3, fixed beforehand: dynamic power goes with f V^2, and
+ *   with the voltage rising in proportion to the clock up to the boost
+ *   clock's, a card of x0 W per SM per GHz at that voltage sustains
+ *   boost x (x / x0)^(1/3).
+ *
+ * 75 W is what a PCIe slot supplies (PCI Express CEM specification): a
+ * card that draws no more has no power connector of its own, and its
+ * boost clock is reached only in short bursts. */
+static const GsClockRule clock_rule = { 0.906, 75.0, 11.27, 1.0 / 3 };
+
+const GsClockRule *
+gs_arch_clock_rule (void)
+{
+  return &clock_rule;
+}
+
+double
+gs_arch_spec_clock_mhz (const GsArch *a, const GsClockRule *r)
+{
+  double boost = a->clock_boost_mhz;
+  if (!(a->tdp_w > 0))
+    return boost;
+  if (a->tdp_w > r->slot_w || !(r->x0 > 0))
+    return boost * r->ratio;
+  double x = a->tdp_w / (a->sm_count * boost / 1e3);
+  return boost * MIN (r->ratio, pow (x / r->x0, r->exponent));
+}
+
 double
 gs_arch_clock_mhz (const GsArch *a)
 {
-  return a->cal.clock_mhz > 0 ? a->cal.clock_mhz : a->clock_boost_mhz;
+  if (a->cal.clock_mhz > 0)
+    return a->cal.clock_mhz;
+  return a->spec_clock ? gs_arch_spec_clock_mhz (a, &clock_rule)
+                       : a->clock_boost_mhz;
 }
 
 double

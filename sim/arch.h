@@ -19,7 +19,8 @@ typedef struct {
   char *date;              /* ISO date of the fit */
   char *method;            /* fitter and split, e.g. "gpusim calibrate, 50% of shapes" */
   int rows;                /* measured rows used */
-  double clock_mhz;        /* sustained SM clock under load (0: boost clock) */
+  double clock_mhz;        /* sustained SM clock under load (0: boost clock,
+                            * or the spec estimate: GsArch.spec_clock) */
   double issue_eff;        /* fraction of issue slots a saturating kernel uses */
   double dram_eff;         /* fraction of DRAM bandwidth a streaming kernel reaches */
   double l2_eff;           /* fraction of L2 bandwidth reachable */
@@ -93,9 +94,13 @@ struct GsArch {
   double launch_overhead_us; /* spec-level default for calibration.launch_us */
   double block_dispatch_ns;  /* time the block scheduler needs per block, per SM */
 
-  double tdp_w;
+  double tdp_w;            /* board power limit, W (0: not given) */
 
   GsCalibration cal;
+  /* TRUE when no file of the chain sets calibration.clock_mhz (nor
+   * --set): the sustained clock is then estimated from the spec sheet
+   * (gs_arch_spec_clock_mhz); FALSE leaves 0 meaning the boost clock. */
+  gboolean spec_clock;
 
   GsCfgChain *chain;       /* the parsed files, for other layers' groups */
 };
@@ -141,8 +146,32 @@ gboolean gs_arch_validate (const GsArch *arch, GError **error);
 gboolean gs_arch_validate_as (const GsArch *arch, const char *where,
                               GError **error);
 
+/* The sustained clock of a GPU whose clock was never fitted, from its
+ * spec sheet.  A card powered from its PCIe slot alone (board power at
+ * most SLOT_W) runs where its power allows, boost x (x / X0)^EXPONENT with
+ * x its board power per SM per GHz of boost clock (never above RATIO x
+ * boost); a card with its own power connector at RATIO x boost; a GPU
+ * whose board power is not given at its boost clock.  The shipped rule is
+ * learned from the calibrated arch files (docs/kernel-library.md, "GEMMs
+ * on a GPU with no GEMM measurements"). */
+typedef struct {
+  double ratio;            /* sustained / boost clock, not slot-powered */
+  double slot_w;           /* W: a slot-powered card's board power, at most */
+  double x0;               /* W per SM per GHz: where the law reaches the
+                            * boost clock (a constant of the law, fitted
+                            * where such cards run, not a power they draw) */
+  double exponent;         /* clock ~ power^exponent */
+} GsClockRule;
+
+const GsClockRule *gs_arch_clock_rule (void);
+/* ARCH's sustained clock under RULE from its spec sheet, MHz (its calibrated
+ * clock ignored). */
+double gs_arch_spec_clock_mhz (const GsArch *arch, const GsClockRule *rule);
+
 /* Derived figures. */
-double gs_arch_clock_mhz (const GsArch *arch);      /* sustained if calibrated */
+/* The clock the simulation uses, MHz: the calibrated sustained clock, else
+ * the spec estimate (spec_clock), else the boost clock. */
+double gs_arch_clock_mhz (const GsArch *arch);
 double gs_arch_peak_flops (const GsArch *arch, GsDtype dtype); /* FLOP/s */
 /* Tensor FLOPs per clock per SM that WORK's MMAs of DTYPE reach: the dense
  * rate, times tensor.mma_sync_share unless they are wgmma (0: none). */

@@ -366,6 +366,12 @@ show_derived_text (const GsArch *a)
             "practice\n", "calibrated sustained clock", a->cal.clock_mhz,
             gs_arch_peak_flops (a, GS_DTYPE_FP32) / 1e12,
             gs_arch_dram_bw (a) * gs_arch_dram_eff (a) / 1e9);
+  else if (gs_arch_clock_mhz (a) != a->clock_boost_mhz)
+    printf ("  %-28s %.0f MHz: fp32 %.1f TFLOP/s (%.0f W board, %s)\n",
+            "estimated sustained clock", gs_arch_clock_mhz (a),
+            gs_arch_peak_flops (a, GS_DTYPE_FP32) / 1e12, a->tdp_w,
+            a->tdp_w > gs_arch_clock_rule ()->slot_w ? "own power connector"
+                                                     : "slot-powered");
 }
 
 /* The leaf settings of calibration.fit_error (a group other layers own),
@@ -402,8 +408,15 @@ show_calibration_text (const ShowCtx *s)
   const GsArch *a = s->arch;
   if (!arch_is_calibrated (a) && !s->all)
     {
-      printf ("\n[calibration] none: spec-sheet values, efficiencies 1, "
-              "boost clock\n");
+      if (gs_arch_clock_mhz (a) != a->clock_boost_mhz)
+        printf ("\n[calibration] none: spec-sheet values, efficiencies 1, "
+                "GEMM kernels as the calibrated GPUs run them, sustained "
+                "clock estimated from power.tdp_w\n");
+      else
+        printf ("\n[calibration] none: spec-sheet values, efficiencies 1, "
+                "GEMM kernels as the calibrated GPUs run them, boost "
+                "clock%s\n", a->tdp_w > 0 ? "" : " (no power.tdp_w to "
+                "estimate a sustained clock from)");
       return;
     }
   guint n;
@@ -512,7 +525,8 @@ json_add_derived (JsonBuilder *b, const GsArch *a)
   json_builder_set_member_name (b, "derived");
   json_builder_begin_object (b);
   /* Datasheet peaks at the boost clock; "sustained_*" at the clock the
-   * simulation uses (calibrated, or boost when not calibrated). */
+   * simulation uses (calibrated, else estimated from power.tdp_w, else
+   * boost). */
   json_builder_set_member_name (b, "clock_mhz");
   json_builder_add_double_value (b, a->clock_boost_mhz);
   json_builder_set_member_name (b, "sustained_clock_mhz");

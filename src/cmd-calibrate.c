@@ -381,6 +381,9 @@ calibrate (const CalibrateArgs *a, GError **error)
                    arch->file);
       return FALSE;
     }
+  /* The fit starts from the boost clock (the GEMM fit moves it to the
+   * sustained clock), not from the spec estimate of an uncalibrated GPU. */
+  arch->spec_clock = FALSE;
   /* Fit from the spec sheet, whatever calibration BASE already has
    * (--gemm-only keeps BASE's memory calibration). */
   if (!a->gemm_only)
