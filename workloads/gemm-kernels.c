@@ -129,6 +129,22 @@ gs_gemm_gen (const GsArch *arch)
   return GS_GEMM_GEN_HOPPER;
 }
 
+GsGemmGen
+gs_gemm_library (GsGemmGen gen)
+{
+  switch (gen)
+    {
+    case GS_GEMM_GEN_VOLTA:
+    case GS_GEMM_GEN_TURING:
+      return GS_GEMM_GEN_VOLTA;
+    case GS_GEMM_GEN_AMPERE:
+    case GS_GEMM_GEN_ADA:
+      return GS_GEMM_GEN_AMPERE;
+    default:
+      return GS_GEMM_GEN_HOPPER;
+    }
+}
+
 static gboolean
 is_tensor_dtype (GsDtype d)
 {

@@ -119,7 +119,8 @@ GsGemmParams *gs_gemm_params_new (void);
 void gs_gemm_params_free (GsGemmParams *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsGemmParams, gs_gemm_params_free)
 GsGemmParams *gs_gemm_params_copy (const GsGemmParams *p);
-/* Reads calibration.library.gemm from the arch's files (absent: defaults).
+/* Reads calibration.library.gemm from the arch's files; without one (no
+ * GEMM measurements), what the measured GPUs agree on (gs_gemm_spec).
  * Errors name file:line. */
 gboolean gs_gemm_params_load (GsGemmParams *p, const GsArch *arch,
                               GError **error);
@@ -155,6 +156,11 @@ typedef enum {
 } GsGemmGen;
 
 GsGemmGen gs_gemm_gen (const GsArch *arch);
+/* The FP32 kernel library a generation runs (cuBLAS's own kernels and
+ * their selection heuristics): volta_sgemm on Volta and Turing, ampere_sgemm
+ * on Ampere and Ada, the xmma FFMA kernels on Hopper; the first generation
+ * of each. */
+GsGemmGen gs_gemm_library (GsGemmGen gen);
 /* The configurations cuBLAS has for a generation and dtype, an array of
  * *N (NULL with *N = 0 when there are none: e.g. fp8 before Ada). */
 const GsGemmCfg *gs_gemm_catalogue (GsGemmGen gen, GsDtype dtype, guint *n);
@@ -265,6 +271,46 @@ const char *gs_gemm_tree_eval (const GsGemmTree *t, const double *f,
 GsGemmTree *gs_gemm_tree_parse (const config_setting_t *group,
                                 GError **error);
 void gs_gemm_tree_format (const GsGemmTree *t, GString *out, int indent);
+
+/* ------------------------------------------------------ no measurements */
+
+/* What the GEMM library model of a GPU without GEMM measurements (no
+ * calibration.library.gemm) runs on, learned from the GPUs that were
+ * measured (gemm-spec.c; calibrate/fit-spec.c derives it from their arch
+ * files and measured kernels). */
+typedef struct {
+  GsGemmKind kind;
+  const char *tag;         /* "128x64": family key kind prefix + "_" + tag */
+  double eff_compute;      /* median of the fitted GPUs' values */
+} GsGemmSpecEff;
+
+/* A kernel that the measured GPUs of one kernel library chose for nearly
+ * every shape of a selector (Ampere and Ada: ampere_sgemm_128x128 for
+ * every batched fp32 GEMM), over the box of shapes they were measured
+ * on. */
+typedef struct {
+  GsGemmGen library;       /* gs_gemm_library () of the GPUs it holds for */
+  const char *selector;    /* "fp32_nn" */
+  const char *cls;         /* family key, "simt_128x128" */
+  int split;
+  double lo[GS_GEMM_N_FEATURES], hi[GS_GEMM_N_FEATURES]; /* the box */
+} GsGemmSpecRule;
+
+typedef struct {
+  const GsGemmSpecEff *eff;
+  guint n_eff;
+  const GsGemmSpecRule *rules;
+  guint n_rules;
+  double overhead_us[GS_GEMM_CLASS_COUNT]; /* medians of the fitted GPUs' */
+} GsGemmSpec;
+
+/* The shipped one: learned from the six calibrated arch files. */
+const GsGemmSpec *gs_gemm_spec (void);
+/* Fills P (fresh from gs_gemm_params_new) as SPEC gives ARCH: the
+ * overheads, every family of SPEC's table ARCH's library has, and the
+ * rules of ARCH's library as one-leaf selection trees. */
+void gs_gemm_params_spec (GsGemmParams *p, const GsArch *arch,
+                          const GsGemmSpec *spec);
 
 /* Lowers a GEMM: the hinted kernel, a one-row GEMM as gemv, or the
  * selected one.  Fails (GS_ERROR_PREDICT) for impossible requests. */

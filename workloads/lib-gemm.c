@@ -350,8 +350,12 @@ gs_gemm_params_load (GsGemmParams *p, const GsArch *arch, GError **error)
     return TRUE;
   config_setting_t *g = gs_cfg_chain_lookup (arch->chain,
                                              "calibration.library.gemm");
+  /* No GEMM measurements: what the measured GPUs agree on (gemm-spec.c). */
   if (g == NULL)
-    return TRUE;
+    {
+      gs_gemm_params_spec (p, arch, gs_gemm_spec ());
+      return TRUE;
+    }
   if (config_setting_type (g) != CONFIG_TYPE_GROUP)
     return gs_cfg_fail (g, error, "calibration.library.gemm: expected a "
                         "group");

@@ -18,7 +18,7 @@ libgsworkloads_a_SOURCES = \
 	workloads/library.c workloads/library.h workloads/library-private.h \
 	workloads/residuals.c workloads/residuals.h \
 	workloads/lib-gemm.c workloads/gemm.h workloads/gemm-kernels.c \
-	workloads/gemm-select.c workloads/gemm-attn.c \
+	workloads/gemm-select.c workloads/gemm-attn.c workloads/gemm-spec.c \
 	workloads/lib-memory.c workloads/mem-model.h workloads/mem-kernels.h \
 	workloads/mem-params.c workloads/mem-kernels.c \
 	workloads/mem-pointwise.c workloads/mem-rows.c
