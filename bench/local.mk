@@ -7,6 +7,9 @@ bench_validate_gemm_SOURCES = bench/validate-gemm.c
 bench_validate_gemm_LDADD = $(GS_LIBS)
 bench_bench_model_SOURCES = bench/bench-model.c
 bench_bench_model_LDADD = $(GS_LIBS)
+EXTRA_PROGRAMS += bench/speconly-gemm
+bench_speconly_gemm_SOURCES = bench/speconly-gemm.c
+bench_speconly_gemm_LDADD = $(GS_LIBS)
 EXTRA_PROGRAMS += bench/bench-decode
 bench_bench_decode_SOURCES = bench/bench-decode.c src/report.c src/report.h \
 	src/output.c src/output.h
@@ -24,7 +27,8 @@ bench: bench/bench-engine$(EXEEXT) bench/bench-model$(EXEEXT)
 ## predicted with each GPU's own memory calibration replaced by the one the
 ## others transfer to it (gpusim-validate(1)); then the GEMM measurements'
 ## own scatter beside the model's error on the same rows
-## (`validate-gemm --floor`, docs/kernel-library.md).
+## (`validate-gemm --floor`, docs/kernel-library.md); then the GEMMs of
+## each GPU predicted from its spec sheet alone (`make validate-speconly`).
 .PHONY: validate
 validate: gpusim$(EXEEXT) bench/validate-gemm$(EXEEXT)
 	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' ./gpusim$(EXEEXT) \
@@ -34,6 +38,19 @@ validate: gpusim$(EXEEXT) bench/validate-gemm$(EXEEXT)
 	$(AM_V_at)echo
 	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' ./bench/validate-gemm \
 	  --floor '$(abs_top_srcdir)/data/neusight/kernels.csv.gz' \
+	  a100-pcie-40gb a100-pcie-80gb h100-sxm5-80gb l4 t4 v100-pcie-32gb
+	$(AM_V_at)echo
+	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) validate-speconly
+
+## `make validate-speconly`: each measured GPU's holdout GEMMs predicted
+## from its spec sheet alone, with what the other GPUs' arch files give a
+## GPU without measurements (leave one GPU out), beside the library's
+## defaults at the boost clock and its own calibration
+## (bench/speconly-gemm, docs/kernel-library.md).
+.PHONY: validate-speconly
+validate-speconly: bench/speconly-gemm$(EXEEXT)
+	$(AM_V_at)GPUSIM_ARCH_PATH='$(abs_top_srcdir)/arch' ./bench/speconly-gemm \
+	  '$(abs_top_srcdir)/data/neusight/kernels.csv.gz' \
 	  a100-pcie-40gb a100-pcie-80gb h100-sxm5-80gb l4 t4 v100-pcie-32gb
 
 ## bench/monotonic.py: predictions that fall with a larger batch or a longer

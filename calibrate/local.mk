@@ -9,6 +9,7 @@ libgscalib_a_SOURCES = \
 	calibrate/fit.c calibrate/fit.h \
 	calibrate/fit-gemm.c calibrate/fit-gemm.h \
 	calibrate/fit-tree.c calibrate/fit-tree.h \
+	calibrate/fit-spec.c calibrate/fit-spec.h \
 	calibrate/fit-memory.c calibrate/fit-memory.h
 
 ## Tests of this directory (registered here to keep tests/local.mk small).
