@@ -160,8 +160,8 @@ bw=$("$J" "$tmp/mig.json" dram_bandwidth_gbs)
 bw_all=$("$J" "$tmp/all.json" dram_bandwidth_gbs)
 t=$("$J" "$tmp/mig.json" total_ms)
 t_all=$("$J" "$tmp/all.json" total_ms)
-if sed -n 2p "$tmp/mig.txt" | grep -q '^  42 SMs at 1410 MHz, DRAM 1020 GB/s (42 of 108 SMs, 1020 of 2039 GB/s in use);' &&
-   sed -n 2p "$tmp/migx.txt" | grep -q '^  42 SMs at 1410 MHz, 4 warp schedulers per SM, DRAM 1020 GB/s;' &&
+if sed -n 2p "$tmp/mig.txt" | grep -q '^  42 SMs at [0-9]* MHz, DRAM 1020 GB/s (42 of 108 SMs, 1020 of 2039 GB/s in use);' &&
+   sed -n 2p "$tmp/migx.txt" | grep -q '^  42 SMs at [0-9]* MHz, 4 warp schedulers per SM, DRAM 1020 GB/s;' &&
    [ "$("$J" "$tmp/mig.json" sm_count)" = 42 ] &&
    awk -v b="$bw" -v a="$bw_all" -v t="$t" -v u="$t_all" \
      'BEGIN { r = t / u; exit !(b == 1019.5 && a == 2039 && r > 1.9 && r < 2.1) }'; then
