@@ -345,6 +345,10 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
              a->cal.date ? a->cal.date : "undated");
   else
     fprintf (out, "; spec sheet only (not calibrated)");
+  if (a->spec_clock && gs_arch_clock_mhz (a) != a->clock_boost_mhz)
+    fprintf (out, "\n  clock: the sustained clock estimated from %.0f W of "
+             "board power (boost %.0f MHz; gpusim-arch(5))", a->tdp_w,
+             a->clock_boost_mhz);
   fprintf (out, "\n");
   if (prog->model && prog->batch == 0 && prog->seq == 0)
     {

@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..12"
+echo "1..13"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -169,4 +169,17 @@ if sed -n 2p "$tmp/mig.txt" | grep -q '^  42 SMs at [0-9]* MHz, DRAM 1020 GB/s (
 else
   echo "not ok 12 MIG header: json $bw of $bw_all GB/s, $t vs $t_all ms"
   sed -n 2p "$tmp/mig.txt" "$tmp/migx.txt" | sed 's/^/# /'
+fi
+
+# 13. A spec-only GPU runs at its estimated sustained clock, and the header
+# says so beside the boost clock; a calibrated one says nothing of it.
+"$GPUSIM" run examples/saxpy.workload --arch a100 > "$tmp/spec.txt"
+"$GPUSIM" run examples/saxpy.workload --arch h100 > "$tmp/cal.txt"
+if sed -n 3p "$tmp/spec.txt" | grep -qx '  clock: the sustained clock estimated from 400 W of board power (boost 1410 MHz; gpusim-arch(5))' &&
+   ! sed -n 2p "$tmp/spec.txt" | grep -q ' at 1410 MHz' &&
+   ! grep -q 'clock: ' "$tmp/cal.txt"; then
+  echo "ok 13 spec-only header: $(sed -n 2p "$tmp/spec.txt" | cut -d, -f1 | sed 's/^ *//')"
+else
+  echo "not ok 13 spec-only header"
+  sed -n 1,3p "$tmp/spec.txt" "$tmp/cal.txt" | sed 's/^/# /'
 fi
