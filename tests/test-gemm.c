@@ -41,6 +41,7 @@ shape (GsGemmShape *s, int64_t rows, int64_t cols, int64_t depth,
   s->dtype = dtype;
   s->layout = layout;
   s->bias = layout == GS_LAYOUT_TN;
+  s->c_in = FALSE;
 }
 
 /* Simulated op latency of a shape (selected kernel), ms. */
@@ -713,6 +714,115 @@ test_gemv_and_attention (void)
   g_assert_cmpfloat (f->work.fp32_ops * 2 * gs_kernel_blocks (f)
                      / gs_op_flops (&op), >, 1.0);
   gs_op_clear (&op);
+}
+
+/* Work of every block of a kernel, its variants' scales applied. */
+static double
+kernel_total (const GsKernel *k, double per_block)
+{
+  if (k->n_variants == 0)
+    return per_block * gs_kernel_blocks (k);
+  double sum = 0;
+  for (guint i = 0; i < k->n_variants; i++)
+    sum += per_block * k->variants[i].count * k->variants[i].scale;
+  return sum;
+}
+
+/* A sliding window (flash_attn's window_size, Gemma-2's and Mistral's
+ * local layers) skips the key blocks before it: a causal 4096-token
+ * prefill with a window of 512 runs 28% of the causal tiles; a decode
+ * step reads the last 513 keys of its 8192; the backward skips the same
+ * tiles.  Soft-capping
+ * the scores in the kernel adds a tanh to every score.  A GEMM whose
+ * epilogue reads C (baddbmm, beta = 1) moves C once more. */
+static void
+test_attention_window (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("h100");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  g_autoptr (GArray) k = gs_test_kernels_new ();
+  GError *error = NULL;
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_ATTENTION;
+  op.name = g_strdup ("flash_attn_fwd");
+  op.dtype = GS_DTYPE_BF16;
+  op.attn = GS_ATTN_FLASH2;
+  op.batch = 1;
+  op.heads = op.kv_heads = 8;
+  op.seq_q = op.seq_k = 4096;
+  op.head_dim = 128;
+  op.causal = TRUE;
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  const GsKernel *f = &g_array_index (k, GsKernel, 0);
+  double causal = kernel_total (f, gs_work_tensor_flops (&f->work));
+  op.window = 512;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  f = &g_array_index (k, GsKernel, 0);
+  double local = kernel_total (f, gs_work_tensor_flops (&f->work));
+  /* Whole tiles: query block i of 128 rows runs the keys from 512
+   * before its first row to its last, min(128 (i + 1), 640) of them,
+   * where causal it runs 128 (i + 1): 19200 / 67584 over the 32 blocks. */
+  g_assert_cmpfloat (fabs (local / causal - 19200.0 / 67584), <, 0.005);
+  double sfu = kernel_total (f, f->work.sfu_ops);      /* exp per score */
+  op.softcap = TRUE;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  f = &g_array_index (k, GsKernel, 0);
+  g_assert_cmpfloat (kernel_total (f, f->work.sfu_ops) / sfu, ==, 2);
+  g_assert_cmpfloat (kernel_total (f, gs_work_tensor_flops (&f->work)), ==,
+                     local);
+  op.softcap = FALSE;
+
+  /* Backward: the main kernel's key blocks see the window's queries. */
+  op.phase = GS_PHASE_BACKWARD;
+  op.window = 0;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  f = &g_array_index (k, GsKernel, 1);
+  double bw_causal = kernel_total (f, gs_work_tensor_flops (&f->work));
+  op.window = 512;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+  f = &g_array_index (k, GsKernel, 1);
+  double bw_local = kernel_total (f, gs_work_tensor_flops (&f->work));
+  g_assert_cmpfloat (bw_local / bw_causal, <, 0.35);
+  g_assert_cmpfloat (bw_local / bw_causal, >, 0.2);
+
+  /* Decode: one query over 8192 cached keys reads 513 of them. */
+  op.phase = GS_PHASE_FORWARD;
+  op.seq_q = 1;
+  op.seq_k = 8192;
+  op.window = 0;
+  double moved[2];
+  for (int w = 0; w < 2; w++)
+    {
+      op.window = w ? 512 : 0;
+      g_array_set_size (k, 0);
+      g_assert_true (gs_gemm_build_attention (a, p, &op, k, &error));
+      f = &g_array_index (k, GsKernel, 0);
+      moved[w] = gs_work_dram_bytes (&f->work) * gs_kernel_blocks (f);
+    }
+  g_assert_cmpfloat (fabs (moved[1] / moved[0] - 513.0 / 8192), <, 0.01);
+  gs_op_clear (&op);
+
+  GsGemmShape s;
+  shape (&s, 2048, 2048, 128, 32, GS_DTYPE_BF16, GS_LAYOUT_TN);
+  s.bias = FALSE;
+  GsGemmChoice c;
+  g_assert_true (gs_gemm_select (a, p, &s, &c));
+  double plain = gs_gemm_dram_bytes (a, c.cfg, &s, 1, 1);
+  s.c_in = TRUE;
+  double beta = gs_gemm_dram_bytes (a, c.cfg, &s, 1, 1);
+  g_assert_cmpfloat (beta - plain, ==, 2048.0 * 2048 * 32 * 2);
+  g_array_set_size (k, 0);
+  gs_gemm_build (a, p, &s, &c, k);
+  double ld_beta = g_array_index (k, GsKernel, 0).work.ld_bytes;
+  s.c_in = FALSE;
+  g_array_set_size (k, 0);
+  gs_gemm_build (a, p, &s, &c, k);
+  g_assert_cmpfloat (ld_beta, >, g_array_index (k, GsKernel, 0).work.ld_bytes);
 }
 
 /* ----------------------------------------------------------- the fitter */
@@ -1480,6 +1590,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/public-h100", test_public_h100);
   g_test_add_func ("/gemm/lowering-speed", test_lowering_speed);
   g_test_add_func ("/gemm/gemv-attention", test_gemv_and_attention);
+  g_test_add_func ("/gemm/attention-window", test_attention_window);
   g_test_add_func ("/gemm/fit-deterministic", test_fit_deterministic);
   g_test_add_func ("/gemm/fit-roundtrip", test_fit_roundtrip);
   g_test_add_func ("/gemm/bad-params", test_bad_params);

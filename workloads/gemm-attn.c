@@ -13,7 +13,9 @@
  * L2) and a pass converting dQ.  Causal masking skips the tiles above the
  * diagonal: the blocks' work falls linearly with their position, which
  * becomes up to eight block variants, heaviest first (FlashAttention-2
- * schedules the longest query blocks first).
+ * schedules the longest query blocks first).  A sliding window (flash_
+ * attn's window_size) skips the key tiles wholly before it the same way;
+ * soft-capped scores (its softcap) cost a tanh each.
  *
  * Memory-efficient attention (xFormers / PyTorch's cutlass fmha kernels)
  * tiles 64 queries x 64 keys per step with 4 warps; it also runs in fp32
@@ -98,18 +100,27 @@ typedef struct {
   double kv_share;         /* query heads per K/V head */
   GsDtype dtype;
   gboolean causal;
+  int64_t window;          /* sliding window (0: none): keys more than
+                            * this before a query are skipped */
+  gboolean softcap;        /* cap * tanh(s / cap) on every score */
   gboolean tensor;         /* MMAs on tensor cores (else FP32 FMAs) */
   int64_t mask_rows;       /* additive mask rows per batch (0: none) */
   GsDtype mma_dtype;       /* the tensor-core rate they run at */
   double mma_passes;       /* MMAs per product: 3 for fp32 as 3xTF32 */
 } Attn;
 
-/* Fraction of the keys query block I (of N, BR rows each) attends to. */
+/* Fraction of the keys query block I (of N, BR rows each) attends to:
+ * those up to its last query's position and, with a sliding window, from
+ * its first query's position less the window. */
 static double
 causal_fraction (const Attn *a, int64_t i, int br)
 {
   double last = (double) (i + 1) * br + (double) (a->sk - a->sq);
-  return CLAMP (last / a->sk, 1.0 / a->sk, 1.0);
+  double first = a->window > 0
+                 ? (double) i * br + (double) (a->sk - a->sq) - a->window
+                 : 0;
+  double keys = MIN (last, (double) a->sk) - MAX (first, 0.0);
+  return CLAMP (keys / a->sk, 1.0 / a->sk, 1.0);
 }
 
 /* Splits N positions per (batch, head) with work FRAC(i) into at most
@@ -130,6 +141,10 @@ causal_variants (GsKernel *k, const Attn *a, int64_t n, int br,
            * backward key block j is seen by the queries below it. */
           double f = by_key ? 1.0 - (double) j / n
                             : causal_fraction (a, n - 1 - j, br);
+          /* A sliding window: a key block is seen by the queries from
+           * its own position to the window past its last key. */
+          if (by_key && a->window > 0)
+            f = MIN (f, (double) (a->window + br) / a->sq);
           sum += f;
         }
       k->variants[g].count = (uint64_t) (hi - lo) * a->bh;
@@ -204,6 +219,11 @@ forward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   add_mma (w, a, 4.0 * br * keys * d);             /* Q K^T and P V */
   w->sfu_ops = (double) br * keys;                  /* exp */
   w->fp32_ops += 5.0 * br * keys;                   /* scale, max, sum, rescale */
+  if (a->softcap)                                   /* s / cap, tanh, * cap */
+    {
+      w->sfu_ops += (double) br * keys;
+      w->fp32_ops += 2.0 * br * keys;
+    }
   w->other_ops = cfg->threads * ceil (keys / bc) * 24; /* loads, syncs, loop */
   /* Q, O, the log-sum-exp and the mask move for the query rows a block
    * holds, not its whole tile: the kernels predicate their loads and
@@ -333,6 +353,11 @@ backward (const GsArch *arch, const GsGemmParams *p, const Attn *a,
   add_mma (w, a, 10.0 * q * bc * d);                /* S, dP, dV, dK, dQ */
   w->sfu_ops = q * bc;
   w->fp32_ops += 8.0 * q * bc;                      /* P, dS */
+  if (a->softcap)          /* the capped scores again, and 1 - tanh^2 */
+    {
+      w->sfu_ops += q * bc;
+      w->fp32_ops += 5.0 * q * bc;
+    }
   w->other_ops = cfg->threads * (q / br) * 40;
   double kv = 2 * bc * d * a->e;                    /* this block's K, V */
   double per_q = q * d * a->e * 2 + q * 8;          /* Q, dO, lse, D */
@@ -382,6 +407,18 @@ gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
   a.e = gs_dtype_bytes (op->dtype);
   a.kv_share = op->kv_heads > 0 ? (double) heads / op->kv_heads : 1.0;
   a.causal = op->causal;
+  a.softcap = op->softcap;
+  /* A sliding window shorter than the keys: causal blocks skip the key
+   * blocks before it; a decode step's queries (all at the last
+   * positions) read only its last window + seq_q keys. */
+  a.window = op->window > 0 && op->window < a.sk ? op->window : 0;
+  if (a.window > 0 && !a.causal)
+    a.window = 0;
+  if (a.window > 0 && a.sq <= 64 && a.sk > a.window + a.sq)
+    {
+      a.sk = a.window + a.sq;
+      a.window = 0;
+    }
   gboolean half = op->dtype == GS_DTYPE_FP16 || op->dtype == GS_DTYPE_BF16;
   gboolean flash = op->attn == GS_ATTN_FLASH2
                    && gs_flash2_runs (arch, op->dtype, a.d);

@@ -358,6 +358,7 @@ gs_gemm_blocks_per_sm (const GsArch *arch, const GsGemmCfg *cfg,
 typedef struct {
   int64_t tiles_r, tiles_c;
   int64_t blocks;          /* tiles x batch x split */
+  int split;               /* depth slices across blocks */
   int tile_k;              /* depth per stage for this dtype */
   int64_t iters;           /* stages of tile_k each block runs */
   double rows_eff, cols_eff; /* valid rows and cols of an average tile */
@@ -382,6 +383,7 @@ geometry (const GsGemmCfg *cfg, const GsGemmShape *s, int split, Geometry *g)
   g->tiles_r = (s->rows + cfg->tile_rows - 1) / cfg->tile_rows;
   g->tiles_c = (s->cols + cfg->tile_cols - 1) / cfg->tile_cols;
   g->blocks = g->tiles_r * g->tiles_c * s->batch * split;
+  g->split = split;
   int64_t kslice = (s->depth + split - 1) / split;
   g->iters = MAX (1, (kslice + g->tile_k - 1) / g->tile_k);
   g->rows_eff = (double) s->rows / g->tiles_r;
@@ -410,8 +412,13 @@ dram_bytes (const GsArch *arch, const GsGemmShape *s, const Geometry *g,
   double reread = b_slice <= l2 ? 1.0
                   : ceil ((double) g->tiles_r / rows_together);
   double c = (double) s->rows * s->cols * g->out_bytes * s->batch * split;
+  /* A C read by the epilogue (beta != 0) is read once, by the blocks, or
+   * with split-K by the reduction. */
+  double c_in = s->c_in ? (double) s->rows * s->cols * g->out_bytes
+                          * s->batch : 0;
   return per_batch_a * s->batch + per_batch_b * reread * s->batch + c
-         + (s->bias ? (double) s->cols * g->in_bytes : 0);
+         + (s->bias ? (double) s->cols * g->in_bytes : 0)
+         + (split == 1 ? c_in : 0);
 }
 
 /* Work of one block of a SIMT / FFMA kernel (FP32 FMAs). */
@@ -509,6 +516,8 @@ memory_work (const GsArch *arch, const GsGemmShape *s, const Geometry *g,
   w->st_bytes = g->rows_eff * g->cols_eff * g->out_bytes;
   if (s->bias)
     w->ld_bytes += g->cols_eff * g->in_bytes;
+  if (s->c_in && g->split == 1)
+    w->ld_bytes += w->st_bytes;
   double sharing = CLAMP ((double) g->tiles_c / arch->sm_count, 1.0, bps);
   /* Misaligned depth-fastest segments each touch one more sector. */
   double kmajor = g->kmajor == 2 ? a / sharing + b : a / sharing;
@@ -623,7 +632,8 @@ splitk_reduce (const GsGemmShape *s, int split, GArray *kernels)
   k.regs = 32;
   k.work.fp32_ops = threads * split;
   k.work.other_ops = threads * (split + 8);
-  k.work.ld_bytes = threads * split * 4 + (s->bias ? threads * out : 0);
+  k.work.ld_bytes = threads * split * 4 + (s->bias ? threads * out : 0)
+                    + (s->c_in ? threads * out : 0);
   k.work.st_bytes = threads * out;
   k.work.mlp = MAX (1.0, split);
   g_array_append_val (kernels, k);
@@ -723,10 +733,11 @@ gs_gemm_build_gemv (const GsArch *arch, const GsGemmParams *p,
   double x = (double) s->rows * s->depth * e;
   k.work.fp32_ops = cols * s->rows * s->depth;
   k.work.other_ops = cfg->threads * (s->depth / 32.0 + 16);
-  k.work.ld_bytes = weights + x;
   k.work.st_bytes = (double) s->cols / tiles * s->rows * e;
+  double c = s->c_in ? k.work.st_bytes : 0;  /* C read (beta != 0) */
+  k.work.ld_bytes = weights + x + c;
   k.work.l2_bytes = k.work.ld_bytes + k.work.st_bytes;
-  k.work.dram_bytes = weights + k.work.st_bytes + x / tiles;
+  k.work.dram_bytes = weights + k.work.st_bytes + x / tiles + c;
   k.work.smem_bytes = cfg->threads * 4 * 2;
   k.work.mlp = 8;
   k.work.ilp = 4;

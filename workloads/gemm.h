@@ -61,6 +61,7 @@ typedef struct {
   GsDtype dtype;
   GsLayout layout;
   gboolean bias;           /* bias added in the epilogue */
+  gboolean c_in;           /* the epilogue reads a full C (beta != 0) */
 } GsGemmShape;
 
 /* What the library launches: a configuration and its split-K factor. */

@@ -492,6 +492,7 @@ gs_gemm_shape_from_op (const GsOp *op, GsGemmShape *s)
   s->dtype = op->dtype;
   s->layout = op->layout;
   s->bias = op->bias;
+  s->c_in = op->c_in;
 }
 
 typedef struct {

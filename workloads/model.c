@@ -736,7 +736,8 @@ op_key (const GsOp *o)
                           "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
                           "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
                           "|%d|%d|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%" G_GINT64_FORMAT "|%d|%s|%d",
+                          "|%" G_GINT64_FORMAT "|%d|%s|%d|%d|%"
+                          G_GINT64_FORMAT "|%d",
                           o->kind, o->name, o->dtype, o->phase, o->batch,
                           o->m, o->n, o->k, o->layout, o->bias, o->rows,
                           o->cols, o->n_in, o->n_out, o->n_small_in,
@@ -745,7 +746,7 @@ op_key (const GsOp *o)
                           o->seq_k, o->head_dim, o->causal, o->attn,
                           o->params, o->bcast_elems, o->bcast_period,
                           o->bcast_esize, o->fused ? o->fused : "",
-                          o->eager);
+                          o->eager, o->c_in, o->window, o->softcap);
 }
 
 /* The kernels OP launches, lowered once per distinct op (repeated layers

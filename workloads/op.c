@@ -84,6 +84,15 @@ gs_op_flops (const GsOp *op)
       {
         double f = 4.0 * op->batch * op->heads * op->seq_q * op->seq_k
                    * op->head_dim;
+        if (op->window > 0 && op->window < op->seq_k)
+          {
+            /* Query i attends to min(i, window) + 1 keys: on average
+             * window - window^2 / 2S of a prefill's S, window + 1 of a
+             * decode step's. */
+            double w = (double) op->window, sk = (double) op->seq_k;
+            double keys = op->seq_q > 1 ? w - w * w / (2 * sk) : w + 1;
+            return f * keys / sk;
+          }
         return op->causal ? f / 2 : f;
       }
     default:

@@ -64,6 +64,8 @@ typedef struct {
   int64_t batch, m, n, k;
   GsLayout layout;
   gboolean bias;           /* bias added in the GEMM epilogue (addmm) */
+  gboolean c_in;           /* the epilogue reads a full [m,n] C (baddbmm
+                            * with beta != 0) */
 
   /* Elementwise, norm, softmax, reduce, copy, embedding: rows x cols. */
   int64_t rows, cols;
@@ -91,6 +93,11 @@ typedef struct {
   gboolean causal;
   gboolean dropout;        /* dropout on the probabilities (training) */
   GsAttnImpl attn;
+  int64_t window;          /* sliding window: a query attends to the
+                            * window + 1 keys ending at its own position
+                            * (flash_attn's window_size; 0: every key) */
+  gboolean softcap;        /* scores soft-capped in the kernel, cap *
+                            * tanh(s / cap) (flash_attn's softcap) */
 
   /* Optimizer. */
   int64_t params;
