@@ -116,6 +116,24 @@ count_ops (const GsModelPlan *p, int layer, int phase, int kind,
 
 #define ANY_LAYER G_MININT
 
+/* Ops tagged with TAG_PART in PHASE (-1: any) named NAME (NULL: any). */
+static guint
+count_tagged (const GsModelPlan *p, const char *tag_part, int phase,
+              int kind, const char *name)
+{
+  guint n = 0;
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if (op->tag && strstr (op->tag, tag_part)
+          && (phase < 0 || (int) op->phase == phase)
+          && (kind < 0 || (int) op->kind == kind)
+          && (name == NULL || strcmp (op->name, name) == 0))
+        n++;
+    }
+  return n;
+}
+
 static const GsOp *
 find_op (const GsModelPlan *p, guint nth, const char *tag_part,
          const char *name)
@@ -300,7 +318,12 @@ typedef struct {
  *  llama  rms x6, q, k, v, cos/sin index x2, rotary (mul, neg, cat,
  *         mul, add) x2, repeat_kv x2, matmul[clone q, bmm], div, add,
  *         softmax, bmm, contiguous, o, add, rms x6, gate, silu, up,
- *         mul, down, add                                          = 44 */
+ *         mul, down, add                                          = 44
+ *  gemma  llama's, each norm 7 kernels in fp32 (pow, mean, add, rsqrt,
+ *         mul, 1 + w, mul), gelu for silu                          = 46
+ *  gemma2 gemma's with four norms, * scaling for / sqrt(d), the
+ *         soft-cap (div, tanh, mul): 63; layer 0 also masks its window
+ *         (ones_like, tril, where)                                = 66 */
 static const LayerCase layer_cases[] = {
   { "tiny-gpt2.json", 0, 27, 6 },
   { "tiny-gpt2.json", 1, 27, 6 },
@@ -309,6 +332,9 @@ static const LayerCase layer_cases[] = {
   { "tiny-opt.json", 1, 21, 8 },
   { "tiny-neo.json", 1, 28, 8 },
   { "tiny-llama.json", 0, 44, 9 },
+  { "tiny-gemma.json", 0, 46, 9 },
+  { "tiny-gemma2.json", 0, 66, 9 },
+  { "tiny-gemma2.json", 1, 63, 9 },
 };
 
 static void
@@ -465,6 +491,186 @@ test_mask_broadcast (void)
   g_assert_cmpint (m->bcast_elems, ==, 16 * 16);
   g_assert_cmpint (m->bcast_period, ==, 0);
   g_assert_cmpint (m->bcast_esize, ==, 1);
+}
+
+/* The op just before op OP in P's list (NULL for the first). */
+static const GsOp *
+op_before (const GsModelPlan *p, const GsOp *op)
+{
+  for (guint i = 1; i < p->ops->len; i++)
+    if (op_at (p, i) == op)
+      return op_at (p, i - 1);
+  return NULL;
+}
+
+/* Parameters of the tiny Gemma fixtures (hidden 64, 4 query heads of 32,
+ * KV heads of 32, MLP 176, vocabulary 1000, tied embeddings): NORMS
+ * RMSNorm weights per layer. */
+static int64_t
+tiny_gemma_params (int64_t kv_heads, int norms)
+{
+  int64_t H = 64, D = 32, F = 176;
+  int64_t layer = H * 4 * D + 2 * H * kv_heads * D + 4 * D * H + 3 * H * F
+                  + norms * H;
+  return 1000 * H + 2 * layer + H;
+}
+
+/* Gemma: the embeddings times sqrt(hidden) (one multiply by a scalar
+ * before the layers), its RMSNorm in fp32 times (1 + weight), head_dim
+ * from the file (32, not 64 / 4), multi-query attention, GeGLU with the
+ * tanh GELU, the LM head tied to the embeddings.  Gemma-2: four norms a
+ * layer, scores scaled by a multiply and soft-capped (div, tanh, mul),
+ * the even layers' sliding window (in eager attention a mask; in
+ * flash_attention_2 the kernel's window, which a decode step's cache
+ * holds), the logits soft-capped. */
+static void
+test_gemma (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) ll = plan_fixture ("tiny-llama.json", &r);
+  g_autoptr (GsModelPlan) ge = plan_fixture ("tiny-gemma.json", &r);
+  /* hidden_states * normalizer: right after the embedding and the mask,
+   * over the 32 tokens' 64 features, by a scalar. */
+  const GsOp *scale = find_op (ge, 0, "model", "mul");
+  g_assert_nonnull (scale);
+  g_assert_cmpstr (scale->tag, ==, "model");
+  g_assert_cmpint (scale->layer, ==, -1);
+  g_assert_true (scale->scalar_operand);
+  g_assert_cmpint (scale->rows, ==, 32);
+  g_assert_cmpint (scale->cols, ==, 64);
+  g_assert_cmpstr (op_before (ge, scale)->name, ==, "masked_fill_");
+  g_assert_cmpstr (find_op (ll, 0, "model", "mul")->tag, !=, "model");
+  /* The norm: 1 + weight over the 64 features, then the product. */
+  g_assert_cmpuint (count_tagged (ge, "layers.0.input_layernorm", -1, -1,
+                                  NULL), ==, 7);
+  g_assert_cmpuint (count_tagged (ll, "layers.0.input_layernorm", -1, -1,
+                                  NULL), ==, 6);
+  const GsOp *one = find_op (ge, 1, "layers.0.input_layernorm", "add");
+  g_assert_nonnull (one);
+  g_assert_cmpint (one->rows, ==, 1);
+  g_assert_cmpint (one->cols, ==, 64);
+  g_assert_true (one->scalar_operand);
+  /* In bf16 x, the weight and the result are cast; the norm computes in
+   * fp32. */
+  Req h = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) gh = plan_fixture ("tiny-gemma.json", &h);
+  g_assert_cmpuint (count_tagged (gh, "layers.0.input_layernorm", -1, -1,
+                                  "_to_copy"), ==, 3);
+  g_assert_cmpint (find_op (gh, 0, "layers.0.input_layernorm",
+                            "rsqrt")->dtype, ==, GS_DTYPE_FP32);
+  /* 4 heads of 32 from a width of 64; one K/V head. */
+  assert_gemm (find_op (ge, 0, "layers.0.self_attn.q_proj", NULL), 1, 32,
+               128, 64);
+  assert_gemm (find_op (ge, 0, "layers.0.self_attn.k_proj", NULL), 1, 32,
+               32, 64);
+  assert_gemm (find_op (ge, 0, "layers.0.self_attn.o_proj", NULL), 1, 32,
+               64, 128);
+  const GsOp *act = find_op (ge, 0, "layers.0.mlp", "gelu");
+  g_assert_nonnull (act);
+  g_assert_cmpfloat (act->sfu_per_elem, ==, 2);   /* tanh, not erf */
+  g_assert_null (find_op (ge, 0, "layers.0.mlp", "silu"));
+  /* Tied head: parameters count the embedding once. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training",
+            .optimizer = "adam" };
+  g_autoptr (GsModelPlan) gt = plan_fixture ("tiny-gemma.json", &t);
+  g_assert_cmpint (find_op (gt, 0, "optimizer", NULL)->params, ==,
+                   tiny_gemma_params (1, 2));
+
+  g_autoptr (GsModelPlan) g2 = plan_fixture ("tiny-gemma2.json", &r);
+  for (int l = 0; l < 2; l++)
+    {
+      g_assert_cmpuint (count_ops (g2, l, -1, -1, "rsqrt"), ==, 4);
+      g_autofree char *post = g_strdup_printf
+        ("layers.%d.post_feedforward_layernorm", l);
+      g_assert_cmpuint (count_tagged (g2, post, -1, -1, NULL), ==, 7);
+      /* Scores: bmm, * scaling, / cap, tanh, * cap, + mask. */
+      g_assert_cmpuint (count_ops (g2, l, -1, -1, "tanh"), ==, 1);
+      g_autofree char *attn = g_strdup_printf ("layers.%d.self_attn", l);
+      const GsOp *th = find_op (g2, 0, attn, "tanh");
+      g_assert_cmpint (th->rows, ==, 2 * 4 * 16);
+      g_assert_cmpint (th->cols, ==, 16);
+      const GsOp *d = op_before (g2, th), *m = op_before (g2, d);
+      g_assert_cmpstr (d->name, ==, "div");
+      g_assert_cmpstr (m->name, ==, "mul");
+      g_assert_cmpstr (op_before (g2, m)->name, ==, "bmm");
+    }
+  g_assert_cmpuint (count_ops (ge, 0, -1, -1, "tanh"), ==, 0);
+  /* The logits: lm_head, / 30, tanh, * 30 over 32 x 1000. */
+  const GsOp *lt = find_op (g2, 0, "lm_head", "tanh");
+  g_assert_nonnull (lt);
+  g_assert_cmpint (lt->rows, ==, 32);
+  g_assert_cmpint (lt->cols, ==, 1000);
+  g_assert_null (find_op (ge, 0, "lm_head", "tanh"));
+  /* Layer 0 slides: its mask gets the window; layer 1 is global. */
+  g_assert_cmpuint (count_ops (g2, 0, -1, -1, "tril"), ==, 1);
+  g_assert_cmpuint (count_ops (g2, 1, -1, -1, "tril"), ==, 0);
+  g_autoptr (GsModelPlan) g2t = plan_fixture ("tiny-gemma2.json", &t);
+  g_assert_cmpint (find_op (g2t, 0, "optimizer", NULL)->params, ==,
+                   tiny_gemma_params (2, 4));
+  g_assert_cmpuint (count_ops (g2t, ANY_LAYER, GS_PHASE_BACKWARD, -1,
+                               "tanh_backward"), ==, 3);
+
+  /* flash_attention_2: the window and the soft-cap go to the kernel;
+   * no mask is built per layer.  SDPA takes neither. */
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  g_autofree char *file = fixture ("tiny-gemma2.json");
+  Req f = { .batch = 2, .seq = 16, .attention = "flash2",
+            .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pf = plan_ok (file, &f, h100);
+  const GsOp *a0 = find_op (pf, 0, "layers.0.self_attn", "flash_attn_fwd");
+  const GsOp *a1 = find_op (pf, 0, "layers.1.self_attn", "flash_attn_fwd");
+  g_assert_cmpint (a0->window, ==, 8);
+  g_assert_cmpint (a1->window, ==, 0);
+  g_assert_true (a0->softcap && a1->softcap);
+  g_assert_cmpuint (count_ops (pf, ANY_LAYER, -1, -1, "tril"), ==, 0);
+  Req sd = f;
+  sd.attention = "sdpa";
+  g_autoptr (GsModelPlan) ps = plan_ok (file, &sd, h100);
+  const GsOp *s0 = find_op (ps, 0, "layers.0.self_attn", "flash_attn_fwd");
+  g_assert_cmpint (s0->window, ==, 0);
+  g_assert_false (s0->softcap);
+  /* Decoding past the window: the sliding layer attends to the last 8
+   * cached tokens, the global one to all 17. */
+  Req dec = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode" };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-gemma2.json", &dec);
+  assert_gemm (find_op (pd, 0, "layers.0.self_attn", "bmm"), 8, 1, 8, 32);
+  assert_gemm (find_op (pd, 0, "layers.1.self_attn", "bmm"), 8, 1, 17, 32);
+  g_assert_cmpint (gs_op_elems (find_op (pd, 2, "layers.0.self_attn",
+                                         "cat")), ==, 2 * 2 * 8 * 32);
+}
+
+/* Parameters of the shipped example configs, counted from the op graph
+ * (the optimizer's step walks every one) against the published model
+ * sizes, worked out from each config.json by hand. */
+static void
+test_published_params (void)
+{
+  static const struct {
+    const char *config;
+    int64_t params;        /* from the config's sizes */
+    double published;      /* the model card's figure, to 3 digits */
+  } cases[] = {
+    /* 256000 x 2048 + 18 x (2048 x (2048 + 2 x 256 + 2048) + 3 x 2048 x
+     * 16384 + 2 x 2048) + 2048 */
+    { "gemma-2b.json", 2506172416LL, 2.51e9 },
+    /* 256000 x 2304 + 26 x (2304 x (2048 + 2 x 1024 + 2048) + 3 x 2304 x
+     * 9216 + 4 x 2304) + 2304 */
+    { "gemma-2-2b.json", 2614341888LL, 2.61e9 },
+  };
+  Req t = { .batch = 1, .seq = 8, .mode = "training", .optimizer = "adam" };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *f = src_path ("examples", "configs", cases[i].config,
+                                     NULL);
+      g_autoptr (GsModelPlan) p = plan_ok (f, &t, NULL);
+      int64_t n = find_op (p, 0, "optimizer", NULL)->params;
+      g_test_message ("%s: %" G_GINT64_FORMAT " parameters",
+                      cases[i].config, n);
+      g_assert_cmpint (n, ==, cases[i].params);
+      g_assert_cmpfloat (fabs (n / cases[i].published - 1), <, 0.002);
+    }
 }
 
 static void
@@ -682,24 +888,6 @@ test_measured_gpt2 (void)
 }
 
 /* ------------------------------------------------------------ Switch */
-
-/* Ops tagged with TAG_PART in PHASE (-1: any) named NAME (NULL: any). */
-static guint
-count_tagged (const GsModelPlan *p, const char *tag_part, int phase,
-              int kind, const char *name)
-{
-  guint n = 0;
-  for (guint i = 0; i < p->ops->len; i++)
-    {
-      const GsOp *op = op_at (p, i);
-      if (op->tag && strstr (op->tag, tag_part)
-          && (phase < 0 || (int) op->phase == phase)
-          && (kind < 0 || (int) op->kind == kind)
-          && (name == NULL || strcmp (op->name, name) == 0))
-        n++;
-    }
-  return n;
-}
 
 /* Ops tagged with TAG_PART before which the host waits for the GPU. */
 static guint
@@ -1720,6 +1908,8 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/gpt2-shapes", test_gpt2_shapes);
   g_test_add_func ("/models/layers/one-sequence", test_one_sequence);
   g_test_add_func ("/models/layers/qwen", test_qwen);
+  g_test_add_func ("/models/layers/gemma", test_gemma);
+  g_test_add_func ("/models/params/published", test_published_params);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);
   g_test_add_func ("/models/layers/moe-encdec", test_moe_and_encdec);
   g_test_add_func ("/models/measured/bert-large", test_measured_bert);

@@ -2,7 +2,8 @@
  *
  * Defaults are those of the transformers configuration classes (GPT2Config,
  * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, LlamaConfig,
- * MixtralConfig, SwitchTransformersConfig, T5Config) for keys a file leaves
+ * GemmaConfig, Gemma2Config, MixtralConfig, SwitchTransformersConfig,
+ * T5Config) for keys a file leaves
  * out; the sizes that define a model (width, depth, heads, vocabulary) must
  * be present.  XLMRobertaConfig and CamembertConfig differ from
  * RobertaConfig only in the vocabulary, which a file must give.
@@ -64,6 +65,16 @@ static const FamilyKeys families[] = {
   { "qwen3", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 22016,
     "max_position_embeddings", 32768, "hidden_act", "silu" },
+  /* Gemma's MLP reads hidden_activation (null: gelu_pytorch_tanh) and
+   * ignores hidden_act, which google/gemma-2b gives as "gelu". */
+  { "gemma", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 24576,
+    "max_position_embeddings", 8192, "hidden_activation",
+    "gelu_pytorch_tanh" },
+  { "gemma2", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 24576,
+    "max_position_embeddings", 8192, "hidden_activation",
+    "gelu_pytorch_tanh" },
   { "mixtral", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 14336,
     "max_position_embeddings", 131072, "hidden_act", "silu" },
@@ -89,7 +100,8 @@ const char *
 gs_hf_supported_types (void)
 {
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
-         "llama, mistral, qwen2, qwen3, mixtral, switch_transformers, t5";
+         "llama, mistral, qwen2, qwen3, gemma, gemma2, mixtral, "
+         "switch_transformers, t5";
 }
 
 /* Bounds on what a config may say, far above any published model (the
@@ -245,6 +257,39 @@ get_bool (const Reader *r, const char *key, gboolean def, gboolean *out,
       || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
     return fail_type (r, key, "true or false", error);
   *out = json_node_get_boolean (n);
+  return TRUE;
+}
+
+/* Reads a positive number; absent: DEF.  With NULLABLE an explicit null
+ * reads as 0 (none), as the config classes' None. */
+static gboolean
+get_positive (const Reader *r, const char *key, double def,
+              gboolean nullable, double *out, GError **error)
+{
+  const char *want = nullable ? "a positive number or null"
+                              : "a positive number";
+  if (!json_object_has_member (r->obj, key))
+    {
+      *out = def;
+      return TRUE;
+    }
+  JsonNode *n = json_object_get_member (r->obj, key);
+  if (JSON_NODE_HOLDS_NULL (n) && nullable)
+    {
+      *out = 0;
+      return TRUE;
+    }
+  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : 0;
+  if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
+    return fail_type (r, key, want, error);
+  double v = json_node_get_double (n);
+  if (!(v > 0) || !isfinite (v))
+    {
+      reader_fail (r, key, error, "key '%s' is %g; it must be %s", key, v,
+                   want);
+      return FALSE;
+    }
+  *out = v;
   return TRUE;
 }
 
@@ -497,11 +542,43 @@ read_neo (const Reader *r, GsHfConfig *c, GError **error)
          && parse_neo_layers (r, c, error);
 }
 
+/* Gemma and Gemma-2 (GemmaConfig, Gemma2Config): Llama's layer with
+ * head_dim given (default 256), tied embeddings, no MLP bias; Gemma-2's
+ * four norms per layer, scaling by query_pre_attn_scalar, soft-capped
+ * scores and logits, and a sliding window on the even layers
+ * (Gemma2Attention: layer_idx % 2 == 0). */
+static gboolean
+read_gemma (const Reader *r, GsHfConfig *c, GError **error)
+{
+  c->gemma = TRUE;
+  c->mlp_bias = FALSE;
+  if (strcmp (c->model_type, "gemma2") != 0)
+    return TRUE;
+  double scalar, attn_cap, logit_cap;
+  if (!get_positive (r, "query_pre_attn_scalar", 256, FALSE, &scalar,
+                     error)
+      || !get_positive (r, "attn_logit_softcapping", 50, TRUE, &attn_cap,
+                        error)
+      || !get_positive (r, "final_logit_softcapping", 30, TRUE, &logit_cap,
+                        error)
+      || !get_int (r, "sliding_window", 4096, FALSE, &c->window, error))
+    return FALSE;
+  c->sandwich_norm = TRUE;
+  c->scale_mul = TRUE;
+  c->attn_softcap = attn_cap > 0;
+  c->logit_softcap = logit_cap > 0;
+  c->local = g_new0 (gboolean, c->layers);
+  for (int i = 0; i < c->layers; i += 2)
+    c->local[i] = TRUE;
+  return TRUE;
+}
+
 static gboolean
 read_llama (const Reader *r, GsHfConfig *c, GError **error)
 {
   c->gated = TRUE;
   c->pre_norm = TRUE;
+  gboolean gemma = g_str_has_prefix (c->model_type, "gemma");
   /* Qwen2 gives q/k/v a bias and o_proj none, whatever the file says;
    * Llama, Mistral and Qwen3 give all four attention_bias's.  Qwen3 adds
    * an RMSNorm over each head of q and k.  Newer configs spell the head
@@ -510,8 +587,9 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
   c->qk_norm = strcmp (c->model_type, "qwen3") == 0;
   if (!get_int (r, "num_key_value_heads", c->heads, FALSE, &c->kv_heads,
                 error)
-      || !get_int (r, "head_dim", 0, FALSE, &c->head_dim, error)
-      || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
+      || !get_int (r, "head_dim", gemma ? 256 : 0, FALSE, &c->head_dim,
+                   error)
+      || !get_bool (r, "tie_word_embeddings", gemma, &c->tie_embeddings,
                     error)
       || !get_bool (r, "attention_bias", FALSE, &c->linear_bias, error)
       || !get_bool (r, "mlp_bias", FALSE, &c->mlp_bias, error)
@@ -543,7 +621,7 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
         }
       c->enc_sparse_step = 1;
     }
-  return TRUE;
+  return !gemma || read_gemma (r, c, error);
 }
 
 /* Sparse layer spacing as SwitchTransformersConfig computes it. */

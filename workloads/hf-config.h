@@ -18,7 +18,7 @@ typedef enum {
   GS_HF_ROBERTA,   /* roberta, xlm-roberta, camembert */
   GS_HF_OPT,
   GS_HF_GPT_NEO,
-  GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3 */
+  GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2 */
   GS_HF_MIXTRAL,
   GS_HF_SWITCH,    /* switch_transformers */
   GS_HF_T5,
@@ -66,15 +66,28 @@ typedef struct {
                             * Qwen2's, whose q/k/v always do) */
   gboolean mlp_bias;       /* Llama family: gate/up/down carry a bias */
   gboolean qk_norm;        /* Qwen3: RMSNorm over each head of q and k */
+  gboolean gemma;          /* Gemma, Gemma-2: embeddings times
+                            * sqrt(hidden); RMSNorm in fp32 times
+                            * (1 + weight) */
+  gboolean sandwich_norm;  /* Gemma-2: an RMSNorm after attention and after
+                            * the MLP too (four per layer) */
+  gboolean scale_mul;      /* Gemma-2: scores * query_pre_attn_scalar^-0.5
+                            * (a multiply, not a divide) */
+  gboolean attn_softcap;   /* Gemma-2: scores soft-capped, cap * tanh(s /
+                            * cap) (attn_logit_softcapping) */
+  gboolean logit_softcap;  /* Gemma-2: logits soft-capped
+                            * (final_logit_softcapping) */
   gboolean pad_check;      /* BERT/RoBERTa: without an attention mask the
                             * model looks for pad_token_id in input_ids */
 
   /* Dropout probabilities (active in training). */
   double p_embd, p_attn, p_resid, p_act;
 
-  /* GPT-Neo: layer i is local when local[i]; window in tokens. */
+  /* GPT-Neo, Gemma-2: layer i is local when local[i]; window in tokens.
+   * Without local[], a window applies to every layer (Mistral's
+   * sliding_window). */
   gboolean *local;         /* layers entries, or NULL */
-  int window;
+  int window;              /* 0: none */
 
   /* Mixture of experts (Switch, Mixtral). */
   int experts;

@@ -64,9 +64,18 @@ attn_scale (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
       return gs_mg_pointwise (g, "div", GS_BW_SCALE, s, c, rows, cols, 1, 0,
                               FALSE);
     }
-  if (a->scale == GS_MB_SCALE_DIV)
-    return gs_mg_pointwise (g, "div", GS_BW_SCALE, s, -1, rows, cols, 1, 0,
-                            TRUE);
+  if (a->scale == GS_MB_SCALE_DIV || a->scale == GS_MB_SCALE_MUL)
+    s = gs_mg_pointwise (g, a->scale == GS_MB_SCALE_DIV ? "div" : "mul",
+                         GS_BW_SCALE, s, -1, rows, cols, 1, 0, TRUE);
+  if (a->softcap)
+    {
+      /* Gemma-2: attn_weights / cap; torch.tanh; * cap. */
+      s = gs_mg_pointwise (g, "div", GS_BW_SCALE, s, -1, rows, cols, 1, 0,
+                           TRUE);
+      s = gs_mg_unary (g, "tanh", s, rows, cols, 8, 2, "tanh_backward");
+      s = gs_mg_pointwise (g, "mul", GS_BW_SCALE, s, -1, rows, cols, 1, 0,
+                           TRUE);
+    }
   return s;
 }
 
@@ -176,6 +185,14 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
   int o = gs_mg_attention (g, q, k, v, b->batch, a->heads, kvh, a->seq_q,
                            a->seq_k, a->head_dim, a->causal,
                            g->opt.training ? a->p_drop : 0, g->opt.attn, 0);
+  /* transformers' flash_attention_2 hands flash_attn the sliding window
+   * and (Gemma-2, flash_attn >= 2.6) the soft-cap; SDPA takes neither. */
+  if (g->opt.attn == GS_ATTN_FLASH2 && !g->opt.sdpa)
+    {
+      GsOp *op = &gs_mg_last (g)->op;
+      op->window = a->window;
+      op->softcap = a->softcap;
+    }
   /* FlashAttention-2 takes and returns [B,S,H,D]; SDPA's memory-efficient
    * kernel returns [B,H,S,D], so the head merge copies. */
   if (g->opt.attn == GS_ATTN_MEM_EFF && a->seq_q > 1)
@@ -192,13 +209,14 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
  * dtype, softmax, optionally dropout, matmul(., v) -- BERT's and Llama's
  * eager attention.  GPT-2 divides by a 0-dim tensor (torch.full), GPT-Neo
  * and T5 do not scale, GPT-2/Neo mask with where() and OPT uses 3-D bmm
- * and torch.max: none of those match.  Softmax with explicit casts (half
- * dtypes with softmax in fp32) is left as it is. */
+ * and torch.max: none of those match, nor Gemma-2's (a multiply and the
+ * soft-cap's tanh between the scores and the mask).  Softmax with
+ * explicit casts (half dtypes with softmax in fp32) is left as it is. */
 static gboolean
 inductor_sdpa (const GsMg *g, const GsMbAttn *a)
 {
   return g->opt.compiled && !g->eager && g->opt.attn == GS_ATTN_EAGER
-         && a->scale == GS_MB_SCALE_DIV
+         && a->scale == GS_MB_SCALE_DIV && !a->softcap
          && a->causal_where == GS_MB_MASK_NONE && !a->mask_max
          && a->bias < 0
          && !(half_dtype (g) && (a->softmax_fp32 || a->softmax_float));
@@ -379,6 +397,54 @@ gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
                           FALSE);
 }
 
+/* The op just added runs in fp32 (a half-precision model's upcast
+ * section).  Under torch.compile the section fuses into one kernel that
+ * loads and stores the model's dtype, so its ops keep it there. */
+static void
+in_fp32 (GsMg *g)
+{
+  if (!g->opt.compiled)
+    gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+}
+
+int
+gs_mb_gemma_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
+{
+  GsMg *g = b->g;
+  gboolean half = half_dtype (g);
+  gs_mg_module (g);
+  if (half)   /* self._norm(x.float()) */
+    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
+                         FALSE);
+  int p = gs_mg_pointwise (g, "pow", GS_BW_POW, x, -1, rows, cols, 1, 0,
+                           TRUE);
+  in_fp32 (g);
+  int m = gs_mg_reduce (g, "mean", GS_BW_MEAN, p, rows, cols, 1);
+  in_fp32 (g);
+  int e = gs_mg_pointwise (g, "add", GS_BW_PASS, m, -1, rows, 1, 1, 0, TRUE);
+  in_fp32 (g);
+  int r = gs_mg_pointwise (g, "rsqrt", GS_BW_RSQRT, e, -1, rows, 1, 1, 1,
+                           FALSE);
+  in_fp32 (g);
+  int y = gs_mg_pointwise (g, "mul", GS_BW_MUL, x, r, rows, cols, 1, 0,
+                           FALSE);
+  in_fp32 (g);
+  /* output * (1.0 + self.weight.float()) */
+  int w = gs_mg_param (g, cols, cols);
+  if (half)
+    w = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, w, -1, 1, cols, 0, 0,
+                         FALSE);
+  int w1 = gs_mg_pointwise (g, "add", GS_BW_PASS, w, -1, 1, cols, 1, 0,
+                            TRUE);
+  in_fp32 (g);
+  y = gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w1, rows, cols, 1, 0, FALSE);
+  in_fp32 (g);
+  if (half)   /* .type_as(x) */
+    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
+                         FALSE);
+  return y;
+}
+
 /* ------------------------------------------------------------ caches/masks */
 
 int
@@ -390,6 +456,22 @@ gs_mb_cache_cat (GsMb *b, int x, int64_t heads, int64_t head_dim)
   int64_t len = b->past + b->seq;
   gs_mg_input (g, b->batch * heads * b->past * head_dim, head_dim);
   int y = gs_mg_copy (g, "cat", GS_BW_NONE, x, b->batch * heads * len,
+                      head_dim);
+  gs_mg_val (g, y)->keep = TRUE;
+  gs_mg_val (g, y)->cache = TRUE;
+  return y;
+}
+
+int
+gs_mb_cache_window (GsMb *b, int x, int64_t heads, int64_t head_dim,
+                    int64_t window)
+{
+  if (b->past == 0 || window <= 0 || b->past + b->seq <= window)
+    return gs_mb_cache_cat (b, x, heads, head_dim);
+  GsMg *g = b->g;
+  int64_t keep = window - b->seq;
+  gs_mg_input (g, b->batch * heads * keep * head_dim, head_dim);
+  int y = gs_mg_copy (g, "cat", GS_BW_NONE, x, b->batch * heads * window,
                       head_dim);
   gs_mg_val (g, y)->keep = TRUE;
   gs_mg_val (g, y)->cache = TRUE;

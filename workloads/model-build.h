@@ -39,6 +39,7 @@ typedef enum {
   GS_MB_SCALE_NONE,        /* T5, GPT-Neo; OPT scales q before */
   GS_MB_SCALE_FULL,        /* GPT-2: / torch.full([], sqrt(d)) */
   GS_MB_SCALE_DIV,         /* BERT, Llama: / math.sqrt(d) */
+  GS_MB_SCALE_MUL,         /* Gemma-2: * scaling */
 } GsMbScale;
 
 typedef enum {
@@ -64,6 +65,9 @@ typedef struct {
   double p_drop;
   gboolean drop_module;    /* attention dropout is an nn.Dropout */
   gboolean causal;
+  gboolean softcap;        /* Gemma-2: scores / cap, tanh, * cap */
+  int64_t window;          /* sliding window flash_attn applies (0: none;
+                            * eager attention masks it instead) */
 } GsMbAttn;
 
 /* Tags the nodes that follow with a module path built like printf
@@ -79,9 +83,17 @@ int gs_mb_act (GsMb *b, GsHfAct act, int x, int64_t rows, int64_t cols);
 /* T5LayerNorm / LlamaRMSNorm: pow, mean, add, rsqrt, mul, mul (plus two
  * casts in half precision). */
 int gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols);
+/* GemmaRMSNorm: in fp32, x * rsqrt(mean(x^2) + eps) * (1 + weight), cast
+ * back: pow, mean, add, rsqrt, mul, add, mul (plus three casts in half
+ * precision: x, the weight, the result). */
+int gs_mb_gemma_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols);
 /* KV cache append (torch.cat along the sequence) of a decode step:
  * returns the [B, heads, past + seq, D] tensor. */
 int gs_mb_cache_cat (GsMb *b, int x, int64_t heads, int64_t head_dim);
+/* The same for a layer whose cache keeps only the last WINDOW tokens
+ * (Gemma-2's sliding layers): [B, heads, min(past + seq, WINDOW), D]. */
+int gs_mb_cache_window (GsMb *b, int x, int64_t heads, int64_t head_dim,
+                        int64_t window);
 /* AttentionMaskConverter masks (transformers >= 4.36) for a causal model:
  * returns the additive [B,1,S,L] mask, or -1 when none is applied. */
 int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d);
@@ -103,7 +115,8 @@ void gs_mb_generate_positions (GsMb *b);
 GsMbOut gs_mb_gpt2 (GsMb *b);
 GsMbOut gs_mb_gpt_neo (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
-GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, mixtral */
+GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
+                                    * gemma, gemma2, mixtral */
 GsMbOut gs_mb_bert (GsMb *b);     /* bert, roberta */
 GsMbOut gs_mb_t5 (GsMb *b);        /* t5, switch_transformers */
 

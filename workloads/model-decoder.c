@@ -1,7 +1,8 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
- * configs, GPT-Neo, OPT, Llama/Mistral, Mixtral) as transformers 4.36
- * runs them: XxxForCausalLM.forward(input_ids), and, inside generate(),
- * with a 2-D attention mask and a KV cache.
+ * configs, GPT-Neo, OPT, Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2,
+ * Mixtral) as transformers 4.36 runs them (the newer families with their
+ * own modules' differences): XxxForCausalLM.forward(input_ids), and,
+ * inside generate(), with a 2-D attention mask and a KV cache.
  *
  * Module paths in tags follow the Hugging Face parameter names
  * ("transformer.h.0.attn.c_attn"), so an op can be traced back to the
@@ -30,7 +31,8 @@ attn_defaults (const GsMb *b, GsMbAttn *a)
   a->copy_k = a->copy_v = b->past == 0;
 }
 
-/* The LM head: logits = lm_head(hidden) over every position. */
+/* The LM head: logits = lm_head(hidden) over every position; Gemma-2
+ * soft-caps them (logits / cap, tanh, * cap) before logits.float(). */
 static GsMbOut
 lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
 {
@@ -39,6 +41,14 @@ lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
   int64_t V = b->cfg->vocab, H = b->cfg->hidden;
   gs_mb_scope (b, -1, "lm_head");
   int logits = gs_mg_linear (g, NULL, h, T, H, V, w_tied, FALSE, FALSE);
+  if (b->cfg->logit_softcap)
+    {
+      logits = gs_mg_pointwise (g, "div", GS_BW_SCALE, logits, -1, T, V, 1,
+                                0, TRUE);
+      logits = gs_mg_unary (g, "tanh", logits, T, V, 8, 2, "tanh_backward");
+      logits = gs_mg_pointwise (g, "mul", GS_BW_SCALE, logits, -1, T, V, 1,
+                                0, TRUE);
+    }
   gs_mg_val (g, logits)->keep = TRUE;
   if (float_logits && g->opt.dtype != GS_DTYPE_FP32)  /* logits.float() */
     logits = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, logits, -1, T, V,
@@ -432,6 +442,21 @@ rotary (GsMb *b, int x, int64_t heads, int cos, int sin)
                           FALSE);
 }
 
+/* The sliding window of Llama-family layer I (0: none). */
+static int64_t
+layer_window (const GsHfConfig *c, int i)
+{
+  return c->window > 0 && (c->local == NULL || c->local[i]) ? c->window : 0;
+}
+
+/* The layer's RMSNorm: Llama's, or Gemma's (1 + weight) in fp32. */
+static int
+llama_norm (GsMb *b, int x, int64_t rows, int64_t cols)
+{
+  return b->cfg->gemma ? gs_mb_gemma_rmsnorm (b, x, rows, cols)
+                       : gs_mb_rmsnorm (b, x, rows, cols);
+}
+
 static int
 llama_attn (GsMb *b, int i, int x, int mask)
 {
@@ -439,6 +464,10 @@ llama_attn (GsMb *b, int i, int x, int mask)
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden, D = c->head_dim;
   int64_t KV = c->kv_heads, L = b->past + b->seq;
+  /* Gemma-2's sliding layers keep the last window tokens in their cache
+   * (HybridCache), so a decode step attends to at most that many. */
+  int64_t window = layer_window (c, i);
+  gboolean local_cache = c->sandwich_norm && window > 0;
   gboolean bias = c->linear_bias;
   gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
   gs_mg_module (g);
@@ -468,13 +497,24 @@ llama_attn (GsMb *b, int i, int x, int mask)
   int sin = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, D);
   q = rotary (b, q, c->heads, cos, sin);
   k = rotary (b, k, KV, cos, sin);
-  k = gs_mb_cache_cat (b, k, KV, D);
-  v = gs_mb_cache_cat (b, v, KV, D);
   GsMbAttn a;
   attn_defaults (b, &a);
+  if (local_cache)
+    {
+      k = gs_mb_cache_window (b, k, KV, D, window);
+      v = gs_mb_cache_window (b, v, KV, D, window);
+      a.seq_k = MIN (L, MAX (window, b->seq));
+    }
+  else
+    {
+      k = gs_mb_cache_cat (b, k, KV, D);
+      v = gs_mb_cache_cat (b, v, KV, D);
+    }
   a.q_view = a.k_view = FALSE;    /* handled above, before the rotary */
   a.copy_k = b->past == 0;        /* rotary output keeps q/k's layout */
-  a.scale = GS_MB_SCALE_DIV;
+  a.scale = c->scale_mul ? GS_MB_SCALE_MUL : GS_MB_SCALE_DIV;
+  a.softcap = c->attn_softcap;
+  a.window = window;
   a.mask = mask;
   a.mask_per_query = TRUE;
   a.softmax_fp32 = TRUE;
@@ -507,6 +547,22 @@ llama_mlp (GsMb *b, int i, int x)
   return gs_mg_linear (g, "down_proj", m, T, c->ffn, H, -1, bias, FALSE);
 }
 
+/* Gemma2DecoderLayer on a sliding layer with a 4-D mask (any attention
+ * but flash_attention_2, which takes the window itself): ones_like(mask,
+ * bool), tril(diagonal=-window), where(sliding, min, mask), over the
+ * mask's [B, 1, S, L]. */
+static int
+gemma2_sliding_mask (GsMb *b, int mask)
+{
+  GsMg *g = b->g;
+  int64_t rows = b->batch * b->seq, L = b->past + b->seq;
+  gs_mg_host (g, GS_HOST_PY, 2);
+  gs_mg_fill (g, "ones_like", rows, L);
+  gs_mg_pointwise (g, "tril", GS_BW_NONE, -1, -1, rows, L, 1, 0, FALSE);
+  return gs_mg_pointwise (g, "where", GS_BW_NONE, mask, -1, rows, L, 1, 0,
+                          FALSE);
+}
+
 GsMbOut
 gs_mb_llama (GsMb *b)
 {
@@ -527,22 +583,47 @@ gs_mb_llama (GsMb *b)
   int h = gs_mg_embedding (g, embed, c->vocab, T, H);
   gs_mb_scope (b, -1, "model");
   int mask = gs_mb_causal_mask_4d (b, b->generate);
+  if (c->gemma)
+    {
+      /* hidden_states * torch.tensor(hidden_size ** 0.5): a 0-dim CPU
+       * tensor, a scalar to the kernel. */
+      gs_mg_host (g, GS_HOST_PY, 1);
+      h = gs_mg_pointwise (g, "mul", GS_BW_SCALE, h, -1, T, H, 1, 0, TRUE);
+    }
+  gboolean hf_flash = g->opt.attn == GS_ATTN_FLASH2 && !g->opt.sdpa;
   for (int i = 0; i < c->layers; i++)
     {
       gs_mb_scope (b, i, "model.layers.%d", i);
       gs_mg_module (g);
+      int layer_mask = mask;
+      if (c->sandwich_norm && layer_window (c, i) > 0 && mask >= 0
+          && !hf_flash)
+        layer_mask = gemma2_sliding_mask (b, mask);
       gs_mb_scope (b, i, "model.layers.%d.input_layernorm", i);
-      int x = gs_mb_rmsnorm (b, h, T, H);
-      int a = llama_attn (b, i, x, mask);
+      int x = llama_norm (b, h, T, H);
+      int a = llama_attn (b, i, x, layer_mask);
+      if (c->sandwich_norm)
+        {
+          gs_mb_scope (b, i, "model.layers.%d.post_attention_layernorm", i);
+          a = llama_norm (b, a, T, H);
+        }
       gs_mb_scope (b, i, "model.layers.%d", i);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0, FALSE);
-      gs_mb_scope (b, i, "model.layers.%d.post_attention_layernorm", i);
-      x = gs_mb_rmsnorm (b, h, T, H);
+      gs_mb_scope (b, i, c->sandwich_norm
+                         ? "model.layers.%d.pre_feedforward_layernorm"
+                         : "model.layers.%d.post_attention_layernorm", i);
+      x = llama_norm (b, h, T, H);
       int m = llama_mlp (b, i, x);
+      if (c->sandwich_norm)
+        {
+          gs_mb_scope (b, i, "model.layers.%d.post_feedforward_layernorm",
+                       i);
+          m = llama_norm (b, m, T, H);
+        }
       gs_mb_scope (b, i, "model.layers.%d", i);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
     }
   gs_mb_scope (b, -1, "model.norm");
-  h = gs_mb_rmsnorm (b, h, T, H);
+  h = llama_norm (b, h, T, H);
   return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
 }
