@@ -323,7 +323,10 @@ typedef struct {
  *         mul, 1 + w, mul), gelu for silu                          = 46
  *  gemma2 gemma's with four norms, * scaling for / sqrt(d), the
  *         soft-cap (div, tanh, mul): 63; layer 0 also masks its window
- *         (ones_like, tril, where)                                = 66 */
+ *         (ones_like, tril, where)                                = 66
+ *  phi3   llama's with qkv_proj for q, k, v and gate_up_proj for gate
+ *         and up; half the head rotary, so a cat of the rest for q and
+ *         for k                                                   = 43 */
 static const LayerCase layer_cases[] = {
   { "tiny-gpt2.json", 0, 27, 6 },
   { "tiny-gpt2.json", 1, 27, 6 },
@@ -335,6 +338,7 @@ static const LayerCase layer_cases[] = {
   { "tiny-gemma.json", 0, 46, 9 },
   { "tiny-gemma2.json", 0, 66, 9 },
   { "tiny-gemma2.json", 1, 63, 9 },
+  { "tiny-phi3.json", 1, 43, 6 },
 };
 
 static void
@@ -641,6 +645,79 @@ test_gemma (void)
                                          "cat")), ==, 2 * 2 * 8 * 32);
 }
 
+/* Phi-3: one qkv_proj GEMM of (heads + 2 kv_heads) x head_dim columns
+ * whose slices are q, k and v; one gate_up_proj of twice the MLP width,
+ * chunked; the rotary embedding over partial_rotary_factor (0.5: 8 of
+ * 16) of each head and the rest concatenated after it; the mask
+ * converter's sliding window, which builds a mask even for one query;
+ * flash_attention_2's window; no bias anywhere; an untied head. */
+static void
+test_phi3 (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-phi3.json", &r);
+  /* 32 tokens: (4 + 2 x 2) heads x 16. */
+  const GsOp *qkv = find_op (p, 0, "layers.0.self_attn.qkv_proj", NULL);
+  assert_gemm (qkv, 1, 32, 128, 64);
+  g_assert_false (qkv->bias);
+  g_assert_null (find_op (p, 0, "q_proj", NULL));
+  g_assert_null (find_op (p, 0, "k_proj", NULL));
+  const GsOp *gu = find_op (p, 0, "layers.0.mlp.gate_up_proj", NULL);
+  assert_gemm (gu, 1, 32, 2 * 176, 64);
+  g_assert_null (find_op (p, 0, "gate_proj", NULL));
+  assert_gemm (find_op (p, 0, "layers.0.mlp.down_proj", NULL), 1, 32, 64,
+               176);
+  g_assert_cmpint (find_op (p, 0, "layers.0.mlp", "silu")->cols, ==, 176);
+  /* Rotary over 8 of q's 16 dims (2 x 4 x 16 rows), then the cat. */
+  const GsOp *rot = find_op (p, 0, "layers.0.self_attn", "neg");
+  g_assert_cmpint (rot->rows, ==, 2 * 4 * 16);
+  g_assert_cmpint (rot->cols, ==, 4);
+  g_assert_cmpint (find_op (p, 0, "layers.0.self_attn", "index")->cols, ==,
+                   8);
+  const GsOp *pass = find_op (p, 1, "layers.0.self_attn", "cat");
+  g_assert_cmpint (pass->rows, ==, 2 * 4 * 16);
+  g_assert_cmpint (pass->cols, ==, 16);
+  g_assert_cmpuint (count_ops (p, 0, -1, -1, "cat"), ==, 4);
+  /* The converter's window: ones_like, triu, rsub, cast, masked_fill_
+   * over [S, L] once, before the layers. */
+  g_assert_cmpuint (count_ops (p, -1, -1, -1, "triu"), ==, 1);
+  g_autoptr (GsModelPlan) ll = plan_fixture ("tiny-llama.json", &r);
+  g_assert_cmpuint (count_ops (ll, -1, -1, -1, "triu"), ==, 0);
+  Req dec = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode" };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-phi3.json", &dec);
+  g_assert_cmpuint (count_ops (pd, -1, -1, -1, "triu"), ==, 1);
+  g_autoptr (GsModelPlan) ld = plan_fixture ("tiny-llama.json", &dec);
+  g_assert_cmpuint (count_ops (ld, -1, -1, -1, "masked_fill_"), <,
+                    count_ops (pd, -1, -1, -1, "masked_fill_"));
+  /* Training: q, k and v's gradients land in their slices of qkv's
+   * (zeros + copy_ each) and are added; the chunks' are concatenated. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-phi3.json", &t);
+  g_assert_cmpuint (count_tagged (pt, "layers.0.self_attn", GS_PHASE_BACKWARD,
+                                  GS_OP_COPY, "copy_"), >=, 3);
+  g_assert_cmpuint (count_tagged (pt, "layers.0.mlp", GS_PHASE_BACKWARD,
+                                  GS_OP_COPY, "cat"), ==, 1);
+  int64_t H = 64, D = 16, F = 176;
+  int64_t layer = H * 8 * D + 4 * D * H + H * 2 * F + F * H + 2 * H;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   2 * 1000 * H + 2 * layer + H);
+  /* flash_attention_2 gets the window on every layer. */
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  g_autofree char *file = fixture ("tiny-phi3.json");
+  Req f = { .batch = 2, .seq = 16, .attention = "flash2",
+            .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pf = plan_ok (file, &f, h100);
+  for (int l = 0; l < 2; l++)
+    {
+      g_autofree char *attn = g_strdup_printf ("layers.%d.self_attn", l);
+      const GsOp *a = find_op (pf, 0, attn, "flash_attn_fwd");
+      g_assert_cmpint (a->window, ==, 8);
+      g_assert_false (a->softcap);
+    }
+}
+
 /* Parameters of the shipped example configs, counted from the op graph
  * (the optimizer's step walks every one) against the published model
  * sizes, worked out from each config.json by hand. */
@@ -658,6 +735,9 @@ test_published_params (void)
     /* 256000 x 2304 + 26 x (2304 x (2048 + 2 x 1024 + 2048) + 3 x 2304 x
      * 9216 + 4 x 2304) + 2304 */
     { "gemma-2-2b.json", 2614341888LL, 2.61e9 },
+    /* 2 x 32064 x 3072 + 32 x (3072 x 9216 + 3072 x 3072 + 3072 x 16384
+     * + 8192 x 3072 + 2 x 3072) + 3072 */
+    { "phi3-mini-4k.json", 3821079552LL, 3.82e9 },
   };
   Req t = { .batch = 1, .seq = 8, .mode = "training", .optimizer = "adam" };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
@@ -1909,6 +1989,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/one-sequence", test_one_sequence);
   g_test_add_func ("/models/layers/qwen", test_qwen);
   g_test_add_func ("/models/layers/gemma", test_gemma);
+  g_test_add_func ("/models/layers/phi3", test_phi3);
   g_test_add_func ("/models/params/published", test_published_params);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);
   g_test_add_func ("/models/layers/moe-encdec", test_moe_and_encdec);

@@ -2,8 +2,8 @@
  *
  * Defaults are those of the transformers configuration classes (GPT2Config,
  * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, LlamaConfig,
- * GemmaConfig, Gemma2Config, MixtralConfig, SwitchTransformersConfig,
- * T5Config) for keys a file leaves
+ * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig,
+ * SwitchTransformersConfig, T5Config) for keys a file leaves
  * out; the sizes that define a model (width, depth, heads, vocabulary) must
  * be present.  XLMRobertaConfig and CamembertConfig differ from
  * RobertaConfig only in the vocabulary, which a file must give.
@@ -75,6 +75,9 @@ static const FamilyKeys families[] = {
     "num_attention_heads", "vocab_size", "intermediate_size", 24576,
     "max_position_embeddings", 8192, "hidden_activation",
     "gelu_pytorch_tanh" },
+  { "phi3", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 8192,
+    "max_position_embeddings", 4096, "hidden_act", "silu" },
   { "mixtral", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 14336,
     "max_position_embeddings", 131072, "hidden_act", "silu" },
@@ -100,7 +103,7 @@ const char *
 gs_hf_supported_types (void)
 {
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
-         "llama, mistral, qwen2, qwen3, gemma, gemma2, mixtral, "
+         "llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
          "switch_transformers, t5";
 }
 
@@ -287,6 +290,31 @@ get_positive (const Reader *r, const char *key, double def,
     {
       reader_fail (r, key, error, "key '%s' is %g; it must be %s", key, v,
                    want);
+      return FALSE;
+    }
+  *out = v;
+  return TRUE;
+}
+
+/* Reads a fraction in (0, 1]; absent (or null): DEF. */
+static gboolean
+get_fraction (const Reader *r, const char *key, double def, double *out,
+              GError **error)
+{
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    {
+      *out = def;
+      return TRUE;
+    }
+  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : 0;
+  if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
+    return fail_type (r, key, "a number in (0, 1]", error);
+  double v = json_node_get_double (n);
+  if (!(v > 0 && v <= 1))
+    {
+      reader_fail (r, key, error, "key '%s' is %g; it must be in (0, 1]",
+                   key, v);
       return FALSE;
     }
   *out = v;
@@ -573,6 +601,46 @@ read_gemma (const Reader *r, GsHfConfig *c, GError **error)
   return TRUE;
 }
 
+/* The rotary embedding over the fraction FRAC (key KEY) of each head:
+ * int(head_dim x FRAC) dimensions, which rotate_half pairs, so an even
+ * number of at least 2. */
+static gboolean
+set_rotary (const Reader *r, GsHfConfig *c, const char *key, double frac,
+            GError **error)
+{
+  if (c->head_dim == 0 && c->hidden % c->heads != 0)
+    return TRUE;                  /* check_shape says what is wrong */
+  int d = c->head_dim > 0 ? c->head_dim : c->hidden / c->heads;
+  int n = (int) (d * frac);
+  if (n < 2 || n % 2 != 0)
+    {
+      reader_fail (r, key, error,
+                   "key '%s' is %g: %d of a head's %d dimensions; the rotary "
+                   "embedding needs an even number of them, at least 2", key,
+                   frac, n, d);
+      return FALSE;
+    }
+  c->rotary_dim = n < d ? n : 0;
+  return TRUE;
+}
+
+/* Phi-3 (Phi3Config): Llama's layer with one qkv_proj and one
+ * gate_up_proj, no bias anywhere, nn.Dropout modules on both residual
+ * branches (resid_pdrop; Phi3Model's embed_dropout is never called), a
+ * rotary embedding over partial_rotary_factor of each head, and a
+ * sliding_window (none by default) in the mask and flash attention. */
+static gboolean
+read_phi3 (const Reader *r, GsHfConfig *c, GError **error)
+{
+  double frac;
+  c->fused_qkv = TRUE;
+  c->linear_bias = c->o_bias = c->mlp_bias = FALSE;
+  return get_prob (r, "resid_pdrop", 0.0, &c->p_resid, error)
+         && get_fraction (r, "partial_rotary_factor", 1.0, &frac, error)
+         && set_rotary (r, c, "partial_rotary_factor", frac, error)
+         && get_int (r, "sliding_window", 0, FALSE, &c->window, error);
+}
+
 static gboolean
 read_llama (const Reader *r, GsHfConfig *c, GError **error)
 {
@@ -621,6 +689,8 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
         }
       c->enc_sparse_step = 1;
     }
+  if (strcmp (c->model_type, "phi3") == 0)
+    return read_phi3 (r, c, error);
   return !gemma || read_gemma (r, c, error);
 }
 

@@ -18,7 +18,7 @@ typedef enum {
   GS_HF_ROBERTA,   /* roberta, xlm-roberta, camembert */
   GS_HF_OPT,
   GS_HF_GPT_NEO,
-  GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2 */
+  GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3 */
   GS_HF_MIXTRAL,
   GS_HF_SWITCH,    /* switch_transformers */
   GS_HF_T5,
@@ -77,6 +77,10 @@ typedef struct {
                             * cap) (attn_logit_softcapping) */
   gboolean logit_softcap;  /* Gemma-2: logits soft-capped
                             * (final_logit_softcapping) */
+  gboolean fused_qkv;      /* Phi-3: one qkv_proj GEMM (q, k, v its column
+                            * slices) and one gate_up_proj (chunked) */
+  int rotary_dim;          /* rotary embedding over the first rotary_dim
+                            * dimensions of a head (0: all of them) */
   gboolean pad_check;      /* BERT/RoBERTa: without an attention mask the
                             * model looks for pad_token_id in input_ids */
 

@@ -479,13 +479,13 @@ gs_mb_cache_window (GsMb *b, int x, int64_t heads, int64_t head_dim,
 }
 
 int
-gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d)
+gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d, int64_t window)
 {
   GsMg *g = b->g;
   int64_t S = b->seq, L = b->past + b->seq, B = b->batch;
   int causal = -1;
   gs_mg_host (g, GS_HOST_PY, 6);
-  if (S > 1)
+  if (S > 1 || window > 0)
     {
       /* _make_causal_mask: full, arange, +1, <, masked_fill_ (+ zeros and
        * cat for the cached part). */
@@ -499,6 +499,18 @@ gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d)
         {
           gs_mg_fill (g, "zeros", S, b->past);
           causal = gs_mg_copy (g, "cat", GS_BW_NONE, -1, S, L);
+        }
+      if (window > 0)
+        {
+          /* context_mask = 1 - triu(ones_like(mask, int), diagonal);
+           * mask.masked_fill_(context_mask.bool(), min) */
+          gs_mg_fill (g, "ones_like", S, L);
+          gs_mg_pointwise (g, "triu", GS_BW_NONE, -1, -1, S, L, 1, 0, FALSE);
+          gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, S, L, 1, 0, TRUE);
+          gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, S, L, 0, 0,
+                           FALSE);
+          causal = gs_mg_pointwise (g, "masked_fill_", GS_BW_NONE, causal,
+                                    -1, S, L, 1, 0, TRUE);
         }
       gs_mg_host (g, GS_HOST_VIEW, 2);
     }

@@ -95,8 +95,10 @@ int gs_mb_cache_cat (GsMb *b, int x, int64_t heads, int64_t head_dim);
 int gs_mb_cache_window (GsMb *b, int x, int64_t heads, int64_t head_dim,
                         int64_t window);
 /* AttentionMaskConverter masks (transformers >= 4.36) for a causal model:
- * returns the additive [B,1,S,L] mask, or -1 when none is applied. */
-int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d);
+ * returns the additive [B,1,S,L] mask, or -1 when none is applied.
+ * WINDOW > 0: the converter's sliding window (Mistral, Phi-3), which also
+ * makes it build the causal part for a single query. */
+int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d, int64_t window);
 /* Mixtral's sparse MoE block over T tokens of width H (returns its output). */
 int gs_mb_mixtral_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
 /* Switch Transformers' sparse MLP (router + experts). */
@@ -116,7 +118,7 @@ GsMbOut gs_mb_gpt2 (GsMb *b);
 GsMbOut gs_mb_gpt_neo (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
-                                    * gemma, gemma2, mixtral */
+                                    * gemma, gemma2, phi3, mixtral */
 GsMbOut gs_mb_bert (GsMb *b);     /* bert, roberta */
 GsMbOut gs_mb_t5 (GsMb *b);        /* t5, switch_transformers */
 

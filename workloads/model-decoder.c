@@ -1,5 +1,5 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
- * configs, GPT-Neo, OPT, Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2,
+ * configs, GPT-Neo, OPT, Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2, Phi-3,
  * Mixtral) as transformers 4.36 runs them (the newer families with their
  * own modules' differences): XxxForCausalLM.forward(input_ids), and,
  * inside generate(), with a 2-D attention mask and a KV cache.
@@ -237,7 +237,7 @@ gs_mb_gpt_neo (GsMb *b)
   int p = gs_mg_embedding (g, wpe, c->max_pos, pos_rows, H);
   gs_mb_scope (b, -1, "transformer");
   /* 4.36 prepares a 4-D causal mask for the eager attention too. */
-  int mask = gs_mb_causal_mask_4d (b, b->generate);
+  int mask = gs_mb_causal_mask_4d (b, b->generate, 0);
   int h = gs_mg_pointwise (g, "add", pos_rows < T ? GS_BW_ADD_BCAST
                                                    : GS_BW_PASS,
                            e, p, T, H, 1, 0, FALSE);
@@ -382,7 +382,7 @@ gs_mb_opt (GsMb *b)
   gs_mb_scope (b, -1, "model.decoder");
   if (!b->generate)       /* attention_mask = torch.ones(B, L) */
     gs_mg_fill (g, "ones", B, b->past + S);
-  int mask = gs_mb_causal_mask_4d (b, TRUE);
+  int mask = gs_mb_causal_mask_4d (b, TRUE, 0);
   int pos = opt_positions (b);
   gs_mb_scope (b, -1, "model.decoder");
   if (P != H)
@@ -411,20 +411,10 @@ gs_mb_opt (GsMb *b)
 
 /* ---------------------------------------------------------------- Llama */
 
-/* apply_rotary_pos_emb for one of q/k: x * cos + rotate_half(x) * sin,
- * rotate_half = cat(-x2, x1). */
+/* torch.cat((a, b), dim=-1) into ROWS x COLS. */
 static int
-rotary (GsMb *b, int x, int64_t heads, int cos, int sin)
+cat2 (GsMg *g, int a, int b, int64_t rows, int64_t cols)
 {
-  GsMg *g = b->g;
-  int64_t D = b->cfg->head_dim;
-  int64_t rows = b->batch * heads * b->seq;
-  int xc = gs_mg_pointwise (g, "mul", GS_BW_MUL, x, cos, rows, D, 1, 0,
-                            FALSE);
-  int x1 = gs_mg_slice (g, x, rows * D / 2, D / 2);
-  int x2 = gs_mg_slice (g, x, rows * D / 2, D / 2);
-  int nx2 = gs_mg_pointwise (g, "neg", GS_BW_SCALE, x2, -1, rows, D / 2, 1,
-                             0, FALSE);
   gs_mg_next_call (g);
   GsOp op;
   gs_op_init (&op);
@@ -432,14 +422,46 @@ rotary (GsMb *b, int x, int64_t heads, int cos, int sin)
   op.name = (char *) "cat";
   op.dtype = g->opt.dtype;
   op.rows = rows;
-  op.cols = D;
-  int in[2] = { nx2, x1 };
-  int r = gs_mg_add (g, &op, GS_BW_PASS, GS_HOST_OP, in, 2, rows * D, D);
+  op.cols = cols;
+  int in[2] = { a, b };
+  int r = gs_mg_add (g, &op, GS_BW_PASS, GS_HOST_OP, in, 2, rows * cols,
+                     cols);
   op.name = NULL;
-  int rs = gs_mg_pointwise (g, "mul", GS_BW_MUL, r, sin, rows, D, 1, 0,
+  return r;
+}
+
+/* Dimensions of a head the rotary embedding turns. */
+static int64_t
+rotary_dims (const GsHfConfig *c)
+{
+  return c->rotary_dim > 0 ? c->rotary_dim : c->head_dim;
+}
+
+/* apply_rotary_pos_emb for one of q/k: x * cos + rotate_half(x) * sin,
+ * rotate_half = cat(-x2, x1).  A partial rotary embedding (Phi-3's
+ * partial_rotary_factor) turns x[..., :R] and concatenates x[..., R:]
+ * after it. */
+static int
+rotary (GsMb *b, int x, int64_t heads, int cos, int sin)
+{
+  GsMg *g = b->g;
+  int64_t D = b->cfg->head_dim, R = rotary_dims (b->cfg);
+  int64_t rows = b->batch * heads * b->seq;
+  int xr = R < D ? gs_mg_slice (g, x, rows * R, R) : x;
+  int xc = gs_mg_pointwise (g, "mul", GS_BW_MUL, xr, cos, rows, R, 1, 0,
                             FALSE);
-  return gs_mg_pointwise (g, "add", GS_BW_PASS, xc, rs, rows, D, 1, 0,
-                          FALSE);
+  int x1 = gs_mg_slice (g, xr, rows * R / 2, R / 2);
+  int x2 = gs_mg_slice (g, xr, rows * R / 2, R / 2);
+  int nx2 = gs_mg_pointwise (g, "neg", GS_BW_SCALE, x2, -1, rows, R / 2, 1,
+                             0, FALSE);
+  int r = cat2 (g, nx2, x1, rows, R);
+  int rs = gs_mg_pointwise (g, "mul", GS_BW_MUL, r, sin, rows, R, 1, 0,
+                            FALSE);
+  int e = gs_mg_pointwise (g, "add", GS_BW_PASS, xc, rs, rows, R, 1, 0,
+                           FALSE);
+  if (R < D)
+    e = cat2 (g, e, gs_mg_slice (g, x, rows * (D - R), D - R), rows, D);
+  return e;
 }
 
 /* The sliding window of Llama-family layer I (0: none). */
@@ -471,13 +493,28 @@ llama_attn (GsMb *b, int i, int x, int mask)
   gboolean bias = c->linear_bias;
   gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
   gs_mg_module (g);
-  int q = gs_mg_linear (g, "q_proj", x, T, H, c->heads * D, -1, bias, FALSE);
-  if (c->qk_norm)   /* Qwen3: q_norm over each head, before the transpose */
-    q = gs_mb_rmsnorm (b, q, T * c->heads, D);
-  int k = gs_mg_linear (g, "k_proj", x, T, H, KV * D, -1, bias, FALSE);
-  if (c->qk_norm)
-    k = gs_mb_rmsnorm (b, k, T * KV, D);
-  int v = gs_mg_linear (g, "v_proj", x, T, H, KV * D, -1, bias, FALSE);
+  int q, k, v;
+  if (c->fused_qkv)
+    {
+      /* Phi-3: one projection, then qkv[..., :q_pos], [q_pos:k_end],
+       * [k_end:] as views. */
+      int qkv = gs_mg_linear (g, "qkv_proj", x, T, H, (c->heads + 2 * KV) * D,
+                              -1, FALSE, FALSE);
+      gs_mg_host (g, GS_HOST_PY, 2);
+      q = gs_mg_slice (g, qkv, T * c->heads * D, c->heads * D);
+      k = gs_mg_slice (g, qkv, T * KV * D, KV * D);
+      v = gs_mg_slice (g, qkv, T * KV * D, KV * D);
+    }
+  else
+    {
+      q = gs_mg_linear (g, "q_proj", x, T, H, c->heads * D, -1, bias, FALSE);
+      if (c->qk_norm)  /* Qwen3: q_norm over each head, before the transpose */
+        q = gs_mb_rmsnorm (b, q, T * c->heads, D);
+      k = gs_mg_linear (g, "k_proj", x, T, H, KV * D, -1, bias, FALSE);
+      if (c->qk_norm)
+        k = gs_mb_rmsnorm (b, k, T * KV, D);
+      v = gs_mg_linear (g, "v_proj", x, T, H, KV * D, -1, bias, FALSE);
+    }
   gs_mg_host (g, GS_HOST_VIEW, 6);
   if (g->opt.training)
     {
@@ -488,13 +525,14 @@ llama_attn (GsMb *b, int i, int x, int mask)
    * cos[position_ids], sin[position_ids] gathers. */
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_VIEW, 2);
+  int64_t R = rotary_dims (c);
   if (g->opt.dtype != GS_DTYPE_FP32)
     {
-      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, D, 0, 0, FALSE);
-      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, D, 0, 0, FALSE);
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, R, 0, 0, FALSE);
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, R, 0, 0, FALSE);
     }
-  int cos = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, D);
-  int sin = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, D);
+  int cos = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, R);
+  int sin = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, R);
   q = rotary (b, q, c->heads, cos, sin);
   k = rotary (b, k, KV, cos, sin);
   GsMbAttn a;
@@ -538,6 +576,19 @@ llama_mlp (GsMb *b, int i, int x)
     }
   gs_mb_scope (b, i, "model.layers.%d.mlp", i);
   gs_mg_module (g);
+  if (c->fused_qkv)
+    {
+      /* Phi-3: gate, up = gate_up_proj(x).chunk(2); up * act(gate). */
+      int gu = gs_mg_linear (g, "gate_up_proj", x, T, H, 2 * c->ffn, -1,
+                             FALSE, FALSE);
+      int p[2];
+      gs_mg_split (g, gu, 2, p);
+      int a = gs_mb_act (b, c->act, p[0], T, c->ffn);
+      int m = gs_mg_pointwise (g, "mul", GS_BW_MUL, p[1], a, T, c->ffn, 1, 0,
+                               FALSE);
+      return gs_mg_linear (g, "down_proj", m, T, c->ffn, H, -1, FALSE,
+                           FALSE);
+    }
   gboolean bias = c->mlp_bias;
   int gate = gs_mg_linear (g, "gate_proj", x, T, H, c->ffn, -1, bias, FALSE);
   int a = gs_mb_act (b, c->act, gate, T, c->ffn);
@@ -582,7 +633,10 @@ gs_mb_llama (GsMb *b)
   gs_mb_scope (b, -1, "model.embed_tokens");
   int h = gs_mg_embedding (g, embed, c->vocab, T, H);
   gs_mb_scope (b, -1, "model");
-  int mask = gs_mb_causal_mask_4d (b, b->generate);
+  /* The mask converter's sliding window: every layer's (Mistral's,
+   * Phi-3's), not Gemma-2's, whose layers build their own. */
+  int mask = gs_mb_causal_mask_4d (b, b->generate,
+                                   c->local == NULL ? c->window : 0);
   if (c->gemma)
     {
       /* hidden_states * torch.tensor(hidden_size ** 0.5): a 0-dim CPU
@@ -608,6 +662,8 @@ gs_mb_llama (GsMb *b)
           a = llama_norm (b, a, T, H);
         }
       gs_mb_scope (b, i, "model.layers.%d", i);
+      if (c->fused_qkv)   /* Phi-3's resid_attn_dropout */
+        a = gs_mg_dropout (g, a, T, H, c->p_resid, TRUE);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0, FALSE);
       gs_mb_scope (b, i, c->sandwich_norm
                          ? "model.layers.%d.pre_feedforward_layernorm"
@@ -621,6 +677,8 @@ gs_mb_llama (GsMb *b)
           m = llama_norm (b, m, T, H);
         }
       gs_mb_scope (b, i, "model.layers.%d", i);
+      if (c->fused_qkv)   /* resid_mlp_dropout */
+        m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
     }
   gs_mb_scope (b, -1, "model.norm");
