@@ -1,7 +1,8 @@
 /* gpusim: Hugging Face config.json files (see hf-config.h).
  *
  * Defaults are those of the transformers configuration classes (GPT2Config,
- * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, LlamaConfig,
+ * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, GPTNeoXConfig,
+ * LlamaConfig,
  * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig,
  * SwitchTransformersConfig, T5Config) for keys a file leaves
  * out; the sizes that define a model (width, depth, heads, vocabulary) must
@@ -53,6 +54,9 @@ static const FamilyKeys families[] = {
   { "gpt_neo", GS_HF_GPT_NEO, "hidden_size", "num_layers", "num_heads",
     "vocab_size", "intermediate_size", 0, "max_position_embeddings", 2048,
     "activation_function", "gelu_new" },
+  { "gpt_neox", GS_HF_GPT_NEOX, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 24576,
+    "max_position_embeddings", 2048, "hidden_act", "gelu" },
   { "llama", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 11008,
     "max_position_embeddings", 2048, "hidden_act", "silu" },
@@ -92,7 +96,8 @@ const char *
 gs_hf_family_name (GsHfFamily f)
 {
   static const char *const names[GS_HF_FAMILY_COUNT] = {
-    "gpt2", "bert", "roberta", "opt", "gpt_neo", "llama", "mixtral",
+    "gpt2", "bert", "roberta", "opt", "gpt_neo", "gpt_neox", "llama",
+    "mixtral",
     "switch_transformers", "t5"
   };
   g_return_val_if_fail (f < GS_HF_FAMILY_COUNT, "?");
@@ -103,7 +108,7 @@ const char *
 gs_hf_supported_types (void)
 {
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
-         "llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
+         "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
          "switch_transformers, t5";
 }
 
@@ -624,6 +629,29 @@ set_rotary (const Reader *r, GsHfConfig *c, const char *key, double frac,
   return TRUE;
 }
 
+/* GPT-NeoX (GPTNeoXConfig, Pythia): one query_key_value projection,
+ * a rotary embedding over rotary_pct of each head, the attention and the
+ * MLP both reading the layer's input (use_parallel_residual), biases on
+ * every projection but the head, which is untied. */
+static gboolean
+read_neox (const Reader *r, GsHfConfig *c, GError **error)
+{
+  double pct;
+  c->pre_norm = TRUE;
+  if (!get_bool (r, "use_parallel_residual", TRUE, &c->parallel_residual,
+                 error)
+      || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
+                    error)
+      || !get_bool (r, "attention_bias", TRUE, &c->linear_bias, error)
+      || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
+      || !get_prob (r, "hidden_dropout", 0.0, &c->p_resid, error)
+      || !get_fraction (r, "rotary_pct", 0.25, &pct, error)
+      || !set_rotary (r, c, "rotary_pct", pct, error))
+    return FALSE;
+  c->p_embd = c->p_resid;
+  return TRUE;
+}
+
 /* Phi-3 (Phi3Config): Llama's layer with one qkv_proj and one
  * gate_up_proj, no bias anywhere, nn.Dropout modules on both residual
  * branches (resid_pdrop; Phi3Model's embed_dropout is never called), a
@@ -876,6 +904,7 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
     case GS_HF_ROBERTA: ok = read_roberta (&r, c, error); break;
     case GS_HF_OPT: ok = read_opt (&r, c, error); break;
     case GS_HF_GPT_NEO: ok = read_neo (&r, c, error); break;
+    case GS_HF_GPT_NEOX: ok = read_neox (&r, c, error); break;
     case GS_HF_LLAMA:
     case GS_HF_MIXTRAL: ok = read_llama (&r, c, error); break;
     case GS_HF_SWITCH:

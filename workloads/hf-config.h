@@ -18,6 +18,7 @@ typedef enum {
   GS_HF_ROBERTA,   /* roberta, xlm-roberta, camembert */
   GS_HF_OPT,
   GS_HF_GPT_NEO,
+  GS_HF_GPT_NEOX,  /* gpt_neox (Pythia) */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3 */
   GS_HF_MIXTRAL,
   GS_HF_SWITCH,    /* switch_transformers */
@@ -81,6 +82,7 @@ typedef struct {
                             * slices) and one gate_up_proj (chunked) */
   int rotary_dim;          /* rotary embedding over the first rotary_dim
                             * dimensions of a head (0: all of them) */
+  gboolean parallel_residual; /* GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x)) */
   gboolean pad_check;      /* BERT/RoBERTa: without an attention mask the
                             * model looks for pad_token_id in input_ids */
 

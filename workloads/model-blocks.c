@@ -104,11 +104,20 @@ static int
 attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
 {
   int64_t batch = rows / MAX (a->heads * a->seq_q, 1);
-  if (a->causal_where == GS_MB_MASK_WHERE)
+  if (a->causal_where != GS_MB_MASK_NONE)
     {
       /* where(causal_mask, w, mask_value): the bool buffer slice and the
-       * 0-dim mask value broadcast. */
-      int mv = gs_mg_fill (g, "full", 1, 1);
+       * 0-dim mask value broadcast.  GPT-2 makes the value on the GPU
+       * (torch.full); GPT-NeoX on the host, then copies it over, which
+       * synchronizes the stream (every layer waits for the GPU). */
+      int mv;
+      if (a->causal_where == GS_MB_MASK_WHERE_SYNC)
+        {
+          gs_mg_host (g, GS_HOST_SYNC, 1);
+          mv = gs_mg_input (g, 1, 1);
+        }
+      else
+        mv = gs_mg_fill (g, "full", 1, 1);
       s = gs_mg_pointwise (g, "where", GS_BW_UNARY, s, mv, rows, cols, 1, 0,
                            FALSE);
       GsMgNode *n = gs_mg_last (g);
@@ -265,8 +274,24 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
   gboolean copy_q = a->copy_q && sq > 1;
   if (b->batch == 1)
     copy_q = copy_k = copy_v = FALSE;
-  int s = gs_mg_matmul (g, "matmul", q, k, bh, sq, sk, D, FALSE, TRUE,
+  int s;
+  if (a->baddbmm)
+    {
+      /* torch.baddbmm(torch.zeros(...), q, k^T, beta=1, alpha=scale):
+       * the epilogue scales and adds the zeros it reads. */
+      int c0 = gs_mg_fill (g, "zeros", rows, sk);
+      s = gs_mg_matmul (g, "baddbmm", q, k, bh, sq, sk, D, FALSE, TRUE,
                         copy_q, copy_k);
+      GsMgNode *n = gs_mg_last (g);
+      g_free (n->op.name);
+      n->op.name = g_strdup ("baddbmm");
+      n->op.c_in = TRUE;
+      n->in[2] = c0;
+      n->n_in = 3;
+    }
+  else
+    s = gs_mg_matmul (g, "matmul", q, k, bh, sq, sk, D, FALSE, TRUE, copy_q,
+                      copy_k);
   s = attn_scale (g, a, s, rows, sk);
   s = attn_mask (g, a, s, rows, sk);
   int p = attn_softmax (g, a, s, rows, sk);

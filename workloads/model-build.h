@@ -3,7 +3,8 @@
  * One builder per Hugging Face model family records, through the gs_mg_*
  * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
  * call of the task model the reference measurements use: the causal-LM
- * head for GPT-2/OPT/GPT-Neo/Llama/Mixtral, sequence classification (or
+ * head for GPT-2/OPT/GPT-Neo/GPT-NeoX/Llama (and the Llama-layer families
+ * newer than 4.36: Qwen, Gemma, Phi-3)/Mixtral, sequence classification (or
  * the pre-training heads in training) for BERT, sequence classification
  * (or masked LM in training) for RoBERTa, conditional generation for
  * T5 and Switch Transformers.  model-decoder.c holds the decoder-only
@@ -45,6 +46,10 @@ typedef enum {
 typedef enum {
   GS_MB_MASK_NONE,
   GS_MB_MASK_WHERE,        /* GPT-2/Neo: where(bias buffer, w, full(min)) */
+  GS_MB_MASK_WHERE_SYNC,   /* GPT-NeoX: where(bias buffer, w, min), the 0-dim
+                            * min made on the host and copied over
+                            * (torch.tensor(min).to(device): the host
+                            * waits for the GPU) */
 } GsMbCausal;
 
 typedef struct {
@@ -66,6 +71,8 @@ typedef struct {
   gboolean drop_module;    /* attention dropout is an nn.Dropout */
   gboolean causal;
   gboolean softcap;        /* Gemma-2: scores / cap, tanh, * cap */
+  gboolean baddbmm;        /* GPT-NeoX: scores = baddbmm(zeros, q, k^T,
+                            * alpha = scale), no separate scaling */
   int64_t window;          /* sliding window flash_attn applies (0: none;
                             * eager attention masks it instead) */
 } GsMbAttn;
@@ -116,6 +123,7 @@ void gs_mb_generate_positions (GsMb *b);
 /* ------------------------------------------------------- the builders */
 GsMbOut gs_mb_gpt2 (GsMb *b);
 GsMbOut gs_mb_gpt_neo (GsMb *b);
+GsMbOut gs_mb_gpt_neox (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
                                     * gemma, gemma2, phi3, mixtral */

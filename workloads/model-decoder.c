@@ -1,5 +1,5 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
- * configs, GPT-Neo, OPT, Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2, Phi-3,
+ * configs, GPT-Neo, GPT-NeoX, OPT, Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2, Phi-3,
  * Mixtral) as transformers 4.36 runs them (the newer families with their
  * own modules' differences): XxxForCausalLM.forward(input_ids), and,
  * inside generate(), with a 2-D attention mask and a KV cache.
@@ -437,6 +437,25 @@ rotary_dims (const GsHfConfig *c)
   return c->rotary_dim > 0 ? c->rotary_dim : c->head_dim;
 }
 
+/* rotary_emb(v, seq_len): the cached cos/sin tables' first past + seq
+ * rows (cast in half precision); then the cos[position_ids],
+ * sin[position_ids] gathers of apply_rotary_pos_emb. */
+static void
+rotary_tables (GsMb *b, int *cos, int *sin)
+{
+  GsMg *g = b->g;
+  int64_t L = b->past + b->seq, R = rotary_dims (b->cfg);
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  if (g->opt.dtype != GS_DTYPE_FP32)
+    {
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, R, 0, 0, FALSE);
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, R, 0, 0, FALSE);
+    }
+  *cos = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, R);
+  *sin = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, R);
+}
+
 /* apply_rotary_pos_emb for one of q/k: x * cos + rotate_half(x) * sin,
  * rotate_half = cat(-x2, x1).  A partial rotary embedding (Phi-3's
  * partial_rotary_factor) turns x[..., :R] and concatenates x[..., R:]
@@ -521,18 +540,8 @@ llama_attn (GsMb *b, int i, int x, int mask)
       q = gs_mg_view_bw_copy (g, q);
       k = gs_mg_view_bw_copy (g, k);
     }
-  /* rotary_emb(v, seq_len): cached cos/sin slices (cast in half); then
-   * cos[position_ids], sin[position_ids] gathers. */
-  gs_mg_module (g);
-  gs_mg_host (g, GS_HOST_VIEW, 2);
-  int64_t R = rotary_dims (c);
-  if (g->opt.dtype != GS_DTYPE_FP32)
-    {
-      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, R, 0, 0, FALSE);
-      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, L, R, 0, 0, FALSE);
-    }
-  int cos = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, R);
-  int sin = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, R);
+  int cos, sin;
+  rotary_tables (b, &cos, &sin);
   q = rotary (b, q, c->heads, cos, sin);
   k = rotary (b, k, KV, cos, sin);
   GsMbAttn a;
@@ -684,4 +693,130 @@ gs_mb_llama (GsMb *b)
   gs_mb_scope (b, -1, "model.norm");
   h = llama_norm (b, h, T, H);
   return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
+}
+
+/* ------------------------------------------------------------- GPT-NeoX */
+
+/* GPTNeoXAttention (transformers 4.36): query_key_value, viewed as
+ * [B, S, heads, 3 x head_dim] and sliced per head into q, k, v (views);
+ * the rotary embedding over the first rotary_ndims of q and k, the rest
+ * concatenated after it; _attn: zeros, baddbmm(zeros, q, k^T, alpha =
+ * head_dim^-0.5), where(causal buffer, w, mask value copied from the host),
+ * + the 2-D mask when given, softmax in the scores' dtype, dropout,
+ * matmul with v; heads merged; dense. */
+static int
+neox_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden, D = c->head_dim;
+  int64_t n = T * c->heads * D;
+  gs_mb_scope (b, i, "gpt_neox.layers.%d.attention", i);
+  gs_mg_module (g);
+  int qkv = gs_mg_linear (g, "query_key_value", x, T, H, 3 * H, -1,
+                          c->linear_bias, FALSE);
+  gs_mg_host (g, GS_HOST_PY, 4);
+  int q = gs_mg_slice (g, qkv, n, D);
+  int k = gs_mg_slice (g, qkv, n, D);
+  int v = gs_mg_slice (g, qkv, n, D);
+  gs_mg_host (g, GS_HOST_VIEW, 7);   /* permutes, rot/pass slices */
+  int cos, sin;
+  rotary_tables (b, &cos, &sin);
+  q = rotary (b, q, c->heads, cos, sin);
+  k = rotary (b, k, c->heads, cos, sin);
+  k = gs_mb_cache_cat (b, k, c->heads, D);
+  v = gs_mb_cache_cat (b, v, c->heads, D);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  /* q and k are the cats' contiguous outputs; the slices' gradients are
+   * written into a zero tensor of qkv's size, so no view needs a copy. */
+  a.q_view = a.k_view = a.v_view = FALSE;
+  a.copy_q = a.copy_k = FALSE;
+  a.baddbmm = TRUE;
+  a.causal_where = GS_MB_MASK_WHERE_SYNC;
+  a.mask = mask;
+  a.p_drop = c->p_attn;
+  a.drop_module = TRUE;
+  gs_mg_host (g, GS_HOST_PY, 8);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  return gs_mg_linear (g, "dense", ctx, T, H, H, -1, c->linear_bias, FALSE);
+}
+
+static int
+neox_mlp (GsMb *b, int i, int x)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, "gpt_neox.layers.%d.mlp", i);
+  gs_mg_module (g);
+  int h = gs_mg_linear (g, "dense_h_to_4h", x, T, H, c->ffn, -1, TRUE,
+                        FALSE);
+  h = gs_mb_act (b, c->act, h, T, c->ffn);
+  return gs_mg_linear (g, "dense_4h_to_h", h, T, c->ffn, H, -1, TRUE, FALSE);
+}
+
+GsMbOut
+gs_mb_gpt_neox (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, -1, "gpt_neox");
+  gs_mg_host (g, GS_HOST_PY, 12);
+  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  if (b->generate)
+    gs_mb_generate_positions (b);
+  else
+    {
+      gs_mg_fill (g, "arange", 1, b->seq);     /* position_ids */
+      gs_mg_host (g, GS_HOST_VIEW, 1);
+    }
+  /* The 2-D mask generate() passes: (1 - m[:, None, None, :]) * min. */
+  int mask = b->generate ? gpt2_mask (b) : -1;
+  gs_mb_scope (b, -1, "gpt_neox.embed_in");
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  gs_mb_scope (b, -1, "gpt_neox.emb_dropout");
+  h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+  for (int i = 0; i < c->layers; i++)
+    {
+      gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
+      gs_mg_module (g);
+      gs_mb_scope (b, i, "gpt_neox.layers.%d.input_layernorm", i);
+      int x = gs_mg_layernorm (g, h, T, H);
+      int a = neox_attn (b, i, x, mask);
+      gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
+      a = gs_mg_dropout (g, a, T, H, c->p_resid, TRUE);
+      if (c->parallel_residual)
+        {
+          /* x + attn(ln1(x)) + mlp(ln2(x)): both branches read x. */
+          gs_mb_scope (b, i, "gpt_neox.layers.%d.post_attention_layernorm",
+                       i);
+          x = gs_mg_layernorm (g, h, T, H);
+          int m = neox_mlp (b, i, x);
+          gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
+          m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+          m = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
+          h = gs_mg_pointwise (g, "add", GS_BW_PASS, m, h, T, H, 1, 0, FALSE);
+        }
+      else
+        {
+          a = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
+          gs_mb_scope (b, i, "gpt_neox.layers.%d.post_attention_layernorm",
+                       i);
+          x = gs_mg_layernorm (g, a, T, H);
+          int m = neox_mlp (b, i, x);
+          gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
+          m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+          h = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
+        }
+    }
+  gs_mb_scope (b, -1, "gpt_neox.final_layer_norm");
+  h = gs_mg_layernorm (g, h, T, H);
+  /* embed_out: no bias, no .float() of the logits. */
+  gs_mb_scope (b, -1, "embed_out");
+  int logits = gs_mg_linear (g, NULL, h, T, H, c->vocab,
+                             c->tie_embeddings ? embed : -1, FALSE, FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
+  return (GsMbOut) { logits, T, c->vocab };
 }
