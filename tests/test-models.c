@@ -724,6 +724,40 @@ test_phi3 (void)
     }
 }
 
+/* Mistral's sliding_window (MistralConfig's default 4096) reaches the
+ * mask converter (ones_like, triu, 1 -, cast, masked_fill_ over [S, L])
+ * and flash_attn, as Phi-3's; null turns it off. */
+static void
+test_mistral_window (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) ll = plan_fixture ("tiny-llama.json", &r);
+  g_autoptr (GsModelPlan) mi = plan_fixture ("tiny-mistral.json", &r);
+  g_assert_cmpuint (count_ops (mi, -1, -1, -1, "triu"), ==, 1);
+  g_assert_cmpuint (count_ops (ll, -1, -1, -1, "triu"), ==, 0);
+  g_assert_cmpuint (count_ops (mi, 0, -1, -1, NULL), ==,
+                    count_ops (ll, 0, -1, -1, NULL));
+  const char *off = "{ \"model_type\": \"mistral\", \"hidden_size\": 64, "
+    "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+    "\"vocab_size\": 1000, \"sliding_window\": null }";
+  GsWorkloadOptions o = options (&r);
+  o.text = g_bytes_new_static (off, strlen (off));
+  GError *error = NULL;
+  g_autoptr (GsModelPlan) pn = gs_model_plan ("off.json", &o, NULL, &error);
+  g_assert_no_error (error);
+  g_bytes_unref (o.text);
+  g_assert_cmpuint (count_ops (pn, -1, -1, -1, "triu"), ==, 0);
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  g_autofree char *file = fixture ("tiny-mistral.json");
+  Req f = { .batch = 2, .seq = 16, .attention = "flash2",
+            .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pf = plan_ok (file, &f, h100);
+  g_assert_cmpint (find_op (pf, 0, "layers.1.self_attn",
+                            "flash_attn_fwd")->window, ==, 8);
+}
+
 /* Parameters of the shipped example configs, counted from the op graph
  * (the optimizer's step walks every one) against the published model
  * sizes, worked out from each config.json by hand. */
@@ -2079,6 +2113,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/gemma", test_gemma);
   g_test_add_func ("/models/layers/phi3", test_phi3);
   g_test_add_func ("/models/layers/neox", test_neox);
+  g_test_add_func ("/models/layers/mistral-window", test_mistral_window);
   g_test_add_func ("/models/params/published", test_published_params);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);
   g_test_add_func ("/models/layers/moe-encdec", test_moe_and_encdec);

@@ -719,6 +719,13 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
     }
   if (strcmp (c->model_type, "phi3") == 0)
     return read_phi3 (r, c, error);
+  /* Mistral's sliding_window (MistralConfig: 4096; null: none) goes to
+   * the mask converter and to flash attention, as Phi-3's. */
+  if (strcmp (c->model_type, "mistral") == 0
+      && !(json_object_has_member (r->obj, "sliding_window")
+           && member (r, "sliding_window") == NULL)
+      && !get_int (r, "sliding_window", 4096, FALSE, &c->window, error))
+    return FALSE;
   return !gemma || read_gemma (r, c, error);
 }
 
