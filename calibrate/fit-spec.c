@@ -158,30 +158,11 @@ count_choices (const GsArch *donor, const GsMeasureSet *set,
     }
 }
 
-static gint
-cmp_str (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
-static GPtrArray *
-sorted_keys (GHashTable *h)
-{
-  GPtrArray *keys = g_ptr_array_new ();
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init (&it, h);
-  while (g_hash_table_iter_next (&it, &k, NULL))
-    g_ptr_array_add (keys, k);
-  g_ptr_array_sort (keys, cmp_str);
-  return keys;
-}
-
 /* The rule of SH, when one choice took GS_FIT_SPEC_RULE_SHARE of it. */
 static void
 learn_rule (GsFitSpec *spec, const Shapes *sh)
 {
-  g_autoptr (GPtrArray) keys = sorted_keys (sh->counts);
+  g_autoptr (GPtrArray) keys = gs_sorted_keys (sh->counts);
   const char *best = NULL;
   guint most = 0;
   for (guint i = 0; i < keys->len; i++)
@@ -279,7 +260,7 @@ gs_fit_spec_new (GPtrArray *donors, const GsMeasureSet *set, GError **error)
     }
 
   /* Every configuration's key leads with its kind's prefix. */
-  g_autoptr (GPtrArray) keys = sorted_keys (effs);
+  g_autoptr (GPtrArray) keys = gs_sorted_keys (effs);
   for (guint i = 0; i < keys->len; i++)
     {
       const char *key = keys->pdata[i];
@@ -291,7 +272,7 @@ gs_fit_spec_new (GPtrArray *donors, const GsMeasureSet *set, GError **error)
                           median (g_hash_table_lookup (effs, key)) };
       g_array_append_val (spec->eff, e);
     }
-  g_autoptr (GPtrArray) sk = sorted_keys (shapes);
+  g_autoptr (GPtrArray) sk = gs_sorted_keys (shapes);
   for (guint i = 0; i < sk->len; i++)
     learn_rule (spec, g_hash_table_lookup (shapes, sk->pdata[i]));
 

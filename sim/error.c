@@ -1,6 +1,8 @@
 #include "config.h"
 #include "sim/error.h"
 
+#include <string.h>
+
 G_DEFINE_QUARK (gs-error-quark, gs_error)
 
 int
@@ -27,4 +29,23 @@ const char *
 gs_plural (double n, const char *one, const char *many)
 {
   return n >= 0.5 && n < 1.5 ? one : many;
+}
+
+static gint
+cmp_str (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+GPtrArray *
+gs_sorted_keys (GHashTable *table)
+{
+  GPtrArray *keys = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer k;
+  g_hash_table_iter_init (&it, table);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    g_ptr_array_add (keys, k);
+  g_ptr_array_sort (keys, cmp_str);
+  return keys;
 }

@@ -26,4 +26,8 @@ int gs_error_exit_status (const GError *error);
  * it, is 1, else MANY ("1 launch", "2 launches"). */
 const char *gs_plural (double n, const char *one, const char *many);
 
+/* For output that must not depend on hashing (reports, written files):
+ * TABLE's string keys, borrowed, in strcmp order.  Free the array. */
+GPtrArray *gs_sorted_keys (GHashTable *table);
+
 #endif

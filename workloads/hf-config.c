@@ -225,6 +225,18 @@ check_max (const Reader *r, const char *key, int value, int max,
   return FALSE;
 }
 
+/* The number N holds, or a type error naming WANT (what KEY must be). */
+static gboolean
+number_of (const Reader *r, JsonNode *n, const char *key, const char *want,
+           double *out, GError **error)
+{
+  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : 0;
+  if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
+    return fail_type (r, key, want, error);
+  *out = json_node_get_double (n);
+  return TRUE;
+}
+
 /* Reads a probability in [0, 1) (dropout); absent: DEF. */
 static gboolean
 get_prob (const Reader *r, const char *key, double def, double *out,
@@ -236,10 +248,9 @@ get_prob (const Reader *r, const char *key, double def, double *out,
       *out = def;
       return TRUE;
     }
-  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : 0;
-  if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
-    return fail_type (r, key, "a number between 0 and 1", error);
-  double v = json_node_get_double (n);
+  double v;
+  if (!number_of (r, n, key, "a number between 0 and 1", &v, error))
+    return FALSE;
   if (!(v >= 0 && v < 1))
     {
       reader_fail (r, key, error,
@@ -287,10 +298,9 @@ get_positive (const Reader *r, const char *key, double def,
       *out = 0;
       return TRUE;
     }
-  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : 0;
-  if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
-    return fail_type (r, key, want, error);
-  double v = json_node_get_double (n);
+  double v;
+  if (!number_of (r, n, key, want, &v, error))
+    return FALSE;
   if (!(v > 0) || !isfinite (v))
     {
       reader_fail (r, key, error, "key '%s' is %g; it must be %s", key, v,
@@ -312,10 +322,9 @@ get_fraction (const Reader *r, const char *key, double def, double *out,
       *out = def;
       return TRUE;
     }
-  GType t = JSON_NODE_HOLDS_VALUE (n) ? json_node_get_value_type (n) : 0;
-  if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE)
-    return fail_type (r, key, "a number in (0, 1]", error);
-  double v = json_node_get_double (n);
+  double v;
+  if (!number_of (r, n, key, "a number in (0, 1]", &v, error))
+    return FALSE;
   if (!(v > 0 && v <= 1))
     {
       reader_fail (r, key, error, "key '%s' is %g; it must be in (0, 1]",

@@ -385,26 +385,6 @@ gs_gemm_params_load (GsGemmParams *p, const GsArch *arch, GError **error)
   return TRUE;
 }
 
-static gint
-cmp_str (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
-/* Keys of a hash table in sorted order (deterministic output). */
-static GPtrArray *
-sorted_keys (GHashTable *h)
-{
-  GPtrArray *keys = g_ptr_array_new ();
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init (&it, h);
-  while (g_hash_table_iter_next (&it, &k, NULL))
-    g_ptr_array_add (keys, k);
-  g_ptr_array_sort (keys, cmp_str);
-  return keys;
-}
-
 void
 gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent)
 {
@@ -424,7 +404,7 @@ gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent)
   g_string_append_printf (out, "%*s# per kernel: share of the pipe and of "
                           "the memory peak, block prologue + epilogue\n"
                           "%*sfamilies = {\n", in, "", in, "");
-  g_autoptr (GPtrArray) fk = sorted_keys (p->families);
+  g_autoptr (GPtrArray) fk = gs_sorted_keys (p->families);
   for (guint i = 0; i < fk->len; i++)
     {
       const GsGemmFamily *f = g_hash_table_lookup (p->families, fk->pdata[i]);
@@ -442,7 +422,7 @@ gs_gemm_params_format (const GsGemmParams *p, GString *out, int indent)
     g_string_append_printf (out, "%s%d %s", i ? ", " : "", i,
                             gs_gemm_feature_name (i));
   g_string_append_printf (out, "\n%*sselect = {\n", in, "");
-  g_autoptr (GPtrArray) tk = sorted_keys (p->trees);
+  g_autoptr (GPtrArray) tk = gs_sorted_keys (p->trees);
   for (guint i = 0; i < tk->len; i++)
     {
       g_string_append_printf (out, "%*s%s = {\n", in + 2, "",

@@ -120,26 +120,6 @@ cmp_double (const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
-static int
-cmp_str (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
-/* The table's keys in order. */
-static GPtrArray *
-sorted_keys (const GsResiduals *t)
-{
-  GPtrArray *keys = g_ptr_array_new ();
-  GHashTableIter it;
-  gpointer k;
-  g_hash_table_iter_init (&it, t->sets);
-  while (g_hash_table_iter_next (&it, &k, NULL))
-    g_ptr_array_add (keys, k);
-  g_ptr_array_sort (keys, cmp_str);
-  return keys;
-}
-
 /* The r of the (at most K) entries of A nearest to F within the radius,
  * nearest first (ties: the earlier entry), leaving out entry SKIP
  * (G_MAXUINT: none); returns how many. */
@@ -240,7 +220,7 @@ gs_residuals_choose_rule (GsResiduals *t, double *loo, double *none)
    * first of them (the nearest K of the nearest 15 are the nearest K). */
   double err[N_RULES] = { 0 };
   guint count = 0;
-  g_autoptr (GPtrArray) keys = sorted_keys (t);
+  g_autoptr (GPtrArray) keys = gs_sorted_keys (t->sets);
   for (guint key = 0; key < keys->len; key++)
     {
       const GArray *a = g_hash_table_lookup (t->sets, keys->pdata[key]);
@@ -462,7 +442,7 @@ gs_residuals_format (const GsResiduals *t, GString *out, int indent)
                           g_ascii_formatd (buf, sizeof buf, "%.2f",
                                            t->rule.shrink),
                           indent + 2, "", t->legend);
-  g_autoptr (GPtrArray) keys = sorted_keys (t);
+  g_autoptr (GPtrArray) keys = gs_sorted_keys (t->sets);
   for (guint i = 0; i < keys->len; i++)
     {
       const GArray *a = g_hash_table_lookup (t->sets, keys->pdata[i]);
