@@ -167,6 +167,8 @@ struct GsGpu {
   GPtrArray *runs;          /* Run *, in submission order */
   GHashTable *streams;      /* int -> Stream * */
   guint unfinished;         /* kernels not yet done */
+  guint finished;           /* kernels done */
+  guint next_progress;      /* report progress when finished reaches it */
   GPtrArray *dispatching;   /* Run * with blocks left, activation order */
   GPtrArray *active;        /* Class * with n > 0 (or just emptied) */
   Class **cheap;            /* indexed heap on next */
@@ -930,6 +932,16 @@ run_done (GsGpu *g, Run *r)
   s->ran = TRUE;
   s->unfinished--;
   g->unfinished--;
+  g->finished++;
+  if (g->opt.progress && (g->finished >= g->next_progress
+                          || g->unfinished == 0))
+    {
+      guint total = g->runs->len;
+      g->opt.progress (g->opt.progress_data, g->opt.progress_what
+                       ? g->opt.progress_what : "kernels simulated", g->finished,
+                       total);
+      g->next_progress = g->finished + MAX (1, total / 100);
+    }
   if (g->opt.recorder && g->opt.recorder->kernel)
     g->opt.recorder->kernel (g->opt.recorder_data, r->index, r->res.start,
                              r->res.end);

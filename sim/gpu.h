@@ -87,6 +87,12 @@ GsMemo *gs_memo_ref (GsMemo *memo);
 void gs_memo_unref (GsMemo *memo);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsMemo, gs_memo_unref)
 
+/* Progress of a long computation: DONE of TOTAL of WHAT ("kernels
+ * simulated": finished of those submitted).  DATA is the
+ * caller's.  For a display only: it must not call back into gpusim. */
+typedef void (*GsProgressFunc) (void *data, const char *what, guint done,
+                                guint total);
+
 typedef struct {
   int sm_count;            /* SMs to use (0: all); MPS and MIG slices */
   double dram_fraction;    /* share of DRAM bandwidth (0: 1) */
@@ -99,6 +105,12 @@ typedef struct {
   const GsRecorder *recorder;
   void *recorder_data;
   GsMemo *memo;            /* shared kernel timings (NULL: a private memo) */
+  /* Called as kernels finish, about every hundredth of those submitted
+   * and at the last one (NULL: never), block fidelity only; WHAT is
+   * passed on (NULL: "kernels simulated").  Changes nothing simulated. */
+  GsProgressFunc progress;
+  void *progress_data;
+  const char *progress_what;
 } GsGpuOptions;
 
 typedef struct {

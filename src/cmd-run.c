@@ -4,12 +4,13 @@
  *              [--mode inference|training] [--runtime eager|compiled]
  *              [--dtype fp32|tf32|fp16|bf16|fp8] [--format text|json|csv]
  *              [--trace FILE.json] [--sm-limit PCT] [--mig PROFILE]
- *              [--fidelity block|warp] [--warp-policy lrr|gto]
+ *              [--fidelity block|warp] [--warp-policy lrr|gto] [--progress]
  */
 #include "config.h"
 #include "src/commands.h"
 #include "src/output.h"
 #include "src/partition.h"
+#include "src/progress.h"
 #include "src/report.h"
 #include "src/run-ops.h"
 #include "src/trace.h"
@@ -25,7 +26,7 @@ typedef struct {
   char *format, *trace, *output;
   int sm_count;
   int rows;
-  gboolean no_memo, no_ff, verbose;
+  gboolean no_memo, no_ff, verbose, progress;
 } RunArgs;
 
 static gboolean
@@ -50,6 +51,10 @@ parse_args (int *argc, char ***argv, RunArgs *a, GError **error)
       "simulate every wave, even in a steady state", NULL },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &a->verbose,
       "print engine statistics on standard error", NULL },
+    { "progress", 0, 0, G_OPTION_ARG_NONE, &a->progress,
+      "show progress on standard error from the start, a line per tenth "
+      "where it is not a terminal (default: on a terminal, after a second)",
+      NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
@@ -117,6 +122,8 @@ gs_cmd_run (int argc, char **argv)
   GsOutput *trace_out = NULL, *report_out = NULL;
   GsTrace *trace = NULL;
   GBytes *text = NULL;    /* WORKLOAD read from standard input */
+  GsCliProgress progress;
+  gs_cli_progress_init (&progress, "gpusim run", FALSE);
 
   if (!parse_args (&argc, &argv, &a, &error))
     goto fail;
@@ -149,6 +156,9 @@ gs_cmd_run (int argc, char **argv)
   GsWorkloadOptions wopt;
   if (!gs_partition_args_workload (&a.common, &wopt, &error))
     goto fail;
+  progress.forced = a.progress;
+  wopt.progress = gs_cli_progress_update;
+  wopt.progress_data = &progress;
   arch = gs_partition_args_arch (&a.common, &error);
   if (arch == NULL)
     goto fail;
@@ -177,6 +187,8 @@ gs_cmd_run (int argc, char **argv)
   gopt.no_memo = a.no_memo;
   gopt.no_fast_forward = a.no_ff;
   gopt.memo = prog->memo;
+  gopt.progress = gs_cli_progress_update;
+  gopt.progress_data = &progress;
   if (!gs_partition_gpu_options (arch, a.common.mig, a.common.sm_limit,
                                  a.common.fidelity, a.common.warp_policy,
                                  &gopt, &error))
@@ -200,6 +212,7 @@ gs_cmd_run (int argc, char **argv)
     gs_trace_set_gpu (trace, gpu);
   if (!gs_program_submit (prog, gpu, &error) || !gs_gpu_run (gpu, &error))
     goto fail;
+  gs_cli_progress_end (&progress);
   GsSummary sum = { 0 };
   sum.wall_ms = (g_get_monotonic_time () - t0) / 1e3;
   gs_report_summarize (prog, gpu, &sum);
@@ -237,9 +250,11 @@ gs_cmd_run (int argc, char **argv)
   goto out;
 
 fail:
+  gs_cli_progress_end (&progress);
   status = gs_cli_fail ("run", error);
   error = NULL;
 out:
+  gs_cli_progress_end (&progress);
   gs_output_abort (trace_out);
   gs_output_abort (report_out);
   gs_trace_free (trace);

@@ -6,6 +6,7 @@ gpusim_SOURCES = \
 	src/report.c src/report.h \
 	src/trace.c src/trace.h \
 	src/cmd-run.c src/run-ops.c src/run-ops.h \
+	src/progress.c src/progress.h \
 	src/cmd-arch.c \
 	src/cmd-predict.c src/cmd-validate.c src/predict.h \
 	src/cmd-calibrate.c src/cmd-import.c

@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..13"
+echo "1..15"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -182,4 +182,31 @@ if sed -n 3p "$tmp/spec.txt" | grep -qx '  clock: the sustained clock estimated 
 else
   echo "not ok 13 spec-only header"
   sed -n 1,3p "$tmp/spec.txt" "$tmp/cal.txt" | sed 's/^/# /'
+fi
+
+# 14. --progress where standard error is not a terminal: a line per tenth
+# of each stage, the report unchanged; without it, nothing.
+"$GPUSIM" run examples/gpt2.workload --arch h100 > "$tmp/quiet.txt" 2> "$tmp/quiet.err"
+"$GPUSIM" run examples/gpt2.workload --arch h100 --progress > "$tmp/prog.txt" 2> "$tmp/prog.err"
+grep -v 'wall' "$tmp/quiet.txt" > "$tmp/quiet.rep"
+grep -v 'wall' "$tmp/prog.txt" > "$tmp/prog.rep"
+n=$(grep -c '^gpusim run: ops lowered: [0-9]* of [0-9]* ([0-9]*%)$' "$tmp/prog.err")
+if [ "$n" = 11 ] && grep -q '^gpusim run: ops lowered: 0 of [1-9][0-9]* (0%)$' "$tmp/prog.err" &&
+   tail -1 "$tmp/prog.err" | grep -q '^gpusim run: kernels simulated: \([0-9]*\) of \1 (100%)$' &&
+   [ ! -s "$tmp/quiet.err" ] && cmp -s "$tmp/quiet.rep" "$tmp/prog.rep"; then
+  echo "ok 14 --progress: $(wc -l < "$tmp/prog.err") lines, the last: $(tail -1 "$tmp/prog.err")"
+else
+  echo "not ok 14 --progress ($n lowering lines)"
+  sed 's/^/# /' "$tmp/prog.err" "$tmp/quiet.err" | head -30
+fi
+
+# 15. A model whose host waits for the GPU (OPT: one wait a layer) is
+# simulated twice; the first pass has its own stage.
+"$GPUSIM" run tests/data/models/tiny-opt.json --arch h100 --batch 1 --seq 128 --progress \
+  > /dev/null 2> "$tmp/opt.err"
+if grep -q "^gpusim run: kernels simulated (first pass, for the host's waits): \([0-9]*\) of \1 (100%)$" "$tmp/opt.err" &&
+   tail -1 "$tmp/opt.err" | grep -q '^gpusim run: kernels simulated: \([0-9]*\) of \1 (100%)$'; then
+  echo "ok 15 --progress: the first pass of a model with host waits"
+else
+  echo "not ok 15 --progress first pass"; sed 's/^/# /' "$tmp/opt.err" | head -40
 fi

@@ -685,6 +685,8 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   for (guint i = 0; i < plan->host_ns->len; i++)
     ns += g_array_index (plan->host_ns, double, i);
   plan->host_us = ns / 1000.0;
+  plan->progress = opt->progress;
+  plan->progress_data = opt->progress_data;
   return plan;
 }
 
@@ -725,52 +727,57 @@ kernel_list_new (void)
   return a;
 }
 
-/* What the library sees of an op (everything but where it sits in the
- * model: tag and layer), as a key for lowering identical ops once. */
-static char *
-op_key (const GsOp *o)
+/* What the library sees of an op: every field but where it sits in the
+ * model (tag, layer, step).  Ops equal in these lower to the same kernels,
+ * so repeated layers and decode steps are lowered once.  A field the
+ * library reads must be listed here. */
+#define OP_LOWERING_NUMBERS(X)                                               \
+  X (kind) X (dtype) X (phase) X (batch) X (m) X (n) X (k) X (layout)        \
+  X (bias) X (c_in) X (rows) X (cols) X (n_in) X (n_out) X (n_small_in)      \
+  X (bcast_elems) X (bcast_period) X (bcast_esize) X (alu_per_elem)          \
+  X (sfu_per_elem) X (scalar_operand) X (reduce_dim) X (heads) X (kv_heads)  \
+  X (seq_q) X (seq_k) X (head_dim) X (causal) X (dropout) X (attn)           \
+  X (window) X (softcap) X (params) X (eager)
+
+static guint
+op_hash (gconstpointer p)
 {
-  return g_strdup_printf ("%d|%s|%d|%d|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%d|%d|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%d|%d|%d|%a|%a|%d|%d|%" G_GINT64_FORMAT
-                          "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%d|%d|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT
-                          "|%" G_GINT64_FORMAT "|%d|%s|%d|%d|%"
-                          G_GINT64_FORMAT "|%d",
-                          o->kind, o->name, o->dtype, o->phase, o->batch,
-                          o->m, o->n, o->k, o->layout, o->bias, o->rows,
-                          o->cols, o->n_in, o->n_out, o->n_small_in,
-                          o->alu_per_elem, o->sfu_per_elem, o->scalar_operand,
-                          o->reduce_dim, o->heads, o->kv_heads, o->seq_q,
-                          o->seq_k, o->head_dim, o->causal, o->attn,
-                          o->params, o->bcast_elems, o->bcast_period,
-                          o->bcast_esize, o->fused ? o->fused : "",
-                          o->eager, o->c_in, o->window, o->softcap);
+  const GsOp *o = p;
+  guint64 h = (o->name ? g_str_hash (o->name) : 0)
+              ^ (o->fused ? g_str_hash (o->fused) : 0);
+#define MIX(f) h = (h ^ (guint64) (gint64) (o->f)) * 0x100000001b3u;
+  OP_LOWERING_NUMBERS (MIX)
+#undef MIX
+  return (guint) (h ^ (h >> 32));
 }
 
-/* The kernels OP launches, lowered once per distinct op (repeated layers
- * share them). */
+static gboolean
+op_equal (gconstpointer pa, gconstpointer pb)
+{
+  const GsOp *a = pa, *b = pb;
+#define SAME(f) if (a->f != b->f) return FALSE;
+  OP_LOWERING_NUMBERS (SAME)
+#undef SAME
+  return g_strcmp0 (a->name, b->name) == 0
+         && g_strcmp0 (a->fused, b->fused) == 0;
+}
+
+/* The kernels OP launches, lowered once per distinct op.  CACHE (op_hash,
+ * op_equal) keys them by the op itself, which must outlive it. */
 static const GArray *
 lower_cached (const GsLibrary *lib, GHashTable *cache, const GsOp *op,
               GsRuntime runtime, GError **error)
 {
-  char *key = op_key (op);
-  GArray *ks = g_hash_table_lookup (cache, key);
+  GArray *ks = g_hash_table_lookup (cache, op);
   if (ks != NULL)
-    {
-      g_free (key);
-      return ks;
-    }
+    return ks;
   ks = kernel_list_new ();
   if (!gs_library_lower (lib, op, runtime, NULL, ks, error))
     {
       g_array_unref (ks);
-      g_free (key);
       return NULL;
     }
-  g_hash_table_insert (cache, key, ks);
+  g_hash_table_insert (cache, (gpointer) op, ks);
   return ks;
 }
 
@@ -836,6 +843,9 @@ settle_waits (GsProgram *prog, const GsModelPlan *plan, const GsArch *arch,
   if (n == 0)
     return TRUE;
   GsGpuOptions go = { 0 };
+  go.progress = plan->progress;
+  go.progress_data = plan->progress_data;
+  go.progress_what = "kernels simulated (first pass, for the host's waits)";
   g_autoptr (GsGpu) gpu = gs_program_run (prog, arch, &go, error);
   if (gpu == NULL)
     return FALSE;
@@ -872,11 +882,14 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
     prog->samples = g_array_copy (plan->samples);
   prog->layers = plan->layers;
   g_autoptr (GHashTable) cache
-    = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+    = g_hash_table_new_full (op_hash, op_equal, NULL,
                              (GDestroyNotify) g_array_unref);
-  for (guint i = 0; i < plan->ops->len; i++)
+  guint n_ops = plan->ops->len, step = MAX (1, n_ops / 100);
+  for (guint i = 0; i < n_ops; i++)
     {
       const GsOp *op = &g_array_index (plan->ops, GsOp, i);
+      if (plan->progress && i % step == 0)
+        plan->progress (plan->progress_data, "ops lowered", i, n_ops);
       GsOp copy;
       gs_op_copy (&copy, op);
       g_array_append_val (prog->ops, copy);
@@ -898,10 +911,11 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
               g_free (k.tag);
               k.tag = g_strdup (op->tag);
             }
-          gs_program_add (prog, &k, op->phase, op->layer, i);
-          gs_kernel_clear (&k);
+          gs_program_take (prog, &k, op->phase, op->layer, i);
         }
     }
+  if (plan->progress)
+    plan->progress (plan->progress_data, "ops lowered", n_ops, n_ops);
   prog->host_us = set_issue_times (prog, plan, NULL, 0);
   if (plan_waits (plan) && !settle_waits (prog, plan, arch, error))
     {

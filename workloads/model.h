@@ -45,6 +45,9 @@ typedef struct {
   GArray *call;            /* guint per op: framework call it belongs to
                             * (the kernels of one torch call share it) */
   double host_us;          /* host time to issue everything, us */
+  GsProgressFunc progress; /* told of lowering and of the simulation that
+                            * settles the host's waits (NULL: none) */
+  void *progress_data;
 } GsModelPlan;
 
 /* ARCH may be NULL (no dtype/arch checks: fp8 and FlashAttention are

@@ -52,6 +52,19 @@ gs_program_add (GsProgram *p, const GsKernel *k, GsPhase phase, int layer,
   g_array_append_val (p->launches, l);
 }
 
+void
+gs_program_take (GsProgram *p, GsKernel *k, GsPhase phase, int layer,
+                 guint op)
+{
+  GsLaunch l;
+  l.k = *k;
+  l.phase = phase;
+  l.layer = layer;
+  l.op = op;
+  g_array_append_val (p->launches, l);
+  k->name = k->op_class = k->tag = NULL;
+}
+
 double
 gs_program_launch_weight (const GsProgram *p, guint i)
 {

@@ -57,6 +57,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsProgram, gs_program_free)
 /* Appends a launch (the kernel is copied). */
 void gs_program_add (GsProgram *prog, const GsKernel *k, GsPhase phase,
                      int layer, guint op);
+/* The same, taking K's strings instead of copying them (K keeps none:
+ * clearing it afterwards frees nothing). */
+void gs_program_take (GsProgram *prog, GsKernel *k, GsPhase phase,
+                      int layer, guint op);
 
 /* How many launches launch I stands for: the weight of its decode step
  * when only some steps are simulated, else 1. */

@@ -10,6 +10,7 @@
 #define GS_WORKLOAD_H
 
 #include <glib.h>
+#include "sim/gpu.h"
 #include "workloads/program.h"
 
 typedef struct GsArch GsArch;
@@ -34,6 +35,10 @@ typedef struct {
                             * its FILE (standard input, FILE naming it in
                             * messages), else NULL; a config.json when it
                             * starts with '{', else a .workload */
+  /* Told how far loading has come (lowering ops, simulating where the
+   * host waits for the GPU), for a progress display (NULL: never). */
+  GsProgressFunc progress;
+  void *progress_data;
   /* Where a workload file set each of these ("file:line"), NULL where
    * the command line or a default did: an error in one names it (and is
    * GS_ERROR_INPUT, not GS_ERROR_USAGE). */
