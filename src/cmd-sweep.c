@@ -73,6 +73,8 @@ typedef struct {
   GHashTable *base_ms;     /* run options' label -> double * on the base
                             * (NAN: no prediction there) */
   gboolean show_progress, tty;
+  gboolean mig_somewhere;  /* --mig names a profile of some GPU of the
+                            * grid: the others' points are skipped */
 } Sweep;
 
 /* ------------------------------------------------------------ arguments */
@@ -353,11 +355,19 @@ simulate (const Sweep *s, const GsPartitionArgs *args, const GsArch *arch,
 {
   GsWorkloadOptions wopt;
   GsGpuOptions gopt = { 0 };
-  if (!gs_partition_args_workload (args, &wopt, error)
-      || !gs_partition_gpu_options (arch, args->mig, args->sm_limit,
-                                    args->fidelity, args->warp_policy, &gopt,
-                                    error))
+  if (!gs_partition_args_workload (args, &wopt, error))
     return FALSE;
+  if (!gs_partition_gpu_options (arch, args->mig, args->sm_limit,
+                                 args->fidelity, args->warp_policy, &gopt,
+                                 error))
+    {
+      /* A MIG profile of another GPU of the grid: this one cannot run
+       * the point, the others can. */
+      if (args->mig && s->mig_somewhere
+          && g_error_matches (*error, GS_ERROR, GS_ERROR_USAGE))
+        (*error)->code = GS_ERROR_PREDICT;
+      return FALSE;
+    }
   wopt.text = s->text;
   g_autoptr (GsProgram) prog = gs_workload_load (s->workload, &wopt, arch,
                                                  error);
@@ -515,15 +525,39 @@ static gboolean
 run_points (Sweep *s, GError **error)
 {
   guint ran = 0;
-  /* Check every point before spending time on any. */
+  /* Check every point before spending time on any; --mig must name a
+   * profile of one GPU of the grid at least (a usage error otherwise,
+   * the first GPU's). */
+  const GsPartitionArgs *given = &s->args->p;
+  GError *no_mig = NULL;
   for (guint i = 0; i < s->points->len; i++)
     {
       GsArch *a = point_arch (s, &g_array_index (s->points, Point, i),
                               error);
       if (a == NULL)
-        return FALSE;
+        {
+          g_clear_error (&no_mig);
+          return FALSE;
+        }
+      GsGpuOptions o = { 0 };
+      GError *e = NULL;
+      if (given->mig == NULL
+          || gs_partition_gpu_options (a, given->mig, given->sm_limit,
+                                       given->fidelity, given->warp_policy,
+                                       &o, &e))
+        s->mig_somewhere = TRUE;
+      else if (no_mig == NULL)
+        no_mig = e;
+      else
+        g_error_free (e);
       gs_arch_free (a);
     }
+  if (!s->mig_somewhere && no_mig != NULL)
+    {
+      g_propagate_error (error, no_mig);
+      return FALSE;
+    }
+  g_clear_error (&no_mig);
   for (guint i = 0; i < s->points->len; i++)
     {
       Point *p = &g_array_index (s->points, Point, i);

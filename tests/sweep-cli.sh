@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..17"
+echo "1..19"
 
 check () {
   n=$1; d=$2; shift 2
@@ -189,3 +189,19 @@ check 17 "every point skipped: exit 1, nothing written" \
          tail -1 '$tmp/e17' | grep -qx 'gpusim sweep: none of the 2 points could be predicted (each one.s reason is above)' &&
          test $r1 = 1 && test ! -s '$tmp/one.csv' && test \"\$(wc -l < '$tmp/e17b')\" -eq 2 &&
          tail -1 '$tmp/e17b' | grep -qx 'gpusim sweep: the one point could not be predicted (its reason is above)'"
+
+# 18. --mig names a profile of one GPU of the grid: the other's point is
+# skipped with the profiles it has, and the sweep succeeds.
+"$GPUSIM" sweep examples/gpt2.workload --set arch=a100-pcie-40gb,h100 \
+  --mig 3g.20gb > "$tmp/mig.csv" 2> "$tmp/e18"; r=$?
+check 18 "a MIG profile of one GPU of the grid: the other's point skipped" \
+  awk -F, -v r=$r 'NR == 2 && $1 == "a100-pcie-40gb" && $2 > 0 && $NF == "" { a = 1 }
+                   NR == 3 && $1 == "h100" && $2 == "" && /no such MIG profile \(valid: 1g.10gb/ { h = 1 }
+                   END { exit !(r == 0 && NR == 3 && a && h) }' "$tmp/mig.csv"
+
+# 19. A profile no GPU of the grid has is a usage error, nothing written.
+"$GPUSIM" sweep examples/gpt2.workload --set arch=a100-pcie-40gb,h100 \
+  --mig 3g.2gb > "$tmp/nomig.csv" 2> "$tmp/e19"; r=$?
+check 19 "a MIG profile of no GPU of the grid: exit 2" \
+  sh -c "test $r = 2 && test ! -s '$tmp/nomig.csv' &&
+         grep -q '^gpusim sweep: --mig 3g.2gb: a100-pcie-40gb has no such MIG profile' '$tmp/e19'"
