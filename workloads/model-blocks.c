@@ -248,10 +248,14 @@ attn_inductor_sdpa (GsMb *b, const GsMbAttn *a, int q, int k, int v,
   int64_t sq = a->seq_q, sk = a->seq_k;
   if (a->copy_q && sq > 1)
     q = gs_mg_copy (g, "contiguous", GS_BW_PASS, q, B * H * sq, D);
+  /* A K/V head broadcast to every query head (Falcon's multi-query) is
+   * copied once per head: its gradient sums the copies back. */
   if (copy_k)
-    k = gs_mg_copy (g, "contiguous", GS_BW_PASS, k, B * H * sk, D);
+    k = gs_mg_copy (g, "contiguous", gs_mg_val (g, k)->elems < B * H * sk * D
+                    ? GS_BW_EXPAND : GS_BW_PASS, k, B * H * sk, D);
   if (copy_v)
-    v = gs_mg_copy (g, "contiguous", GS_BW_PASS, v, B * H * sk, D);
+    v = gs_mg_copy (g, "contiguous", gs_mg_val (g, v)->elems < B * H * sk * D
+                    ? GS_BW_EXPAND : GS_BW_PASS, v, B * H * sk, D);
   int64_t mask_rows = a->mask < 0 ? 0 : a->mask_per_query ? sq : 1;
   GsAttnImpl impl = mask_rows > 0 ? GS_ATTN_MEM_EFF : GS_ATTN_FLASH2;
   return gs_mg_attention (g, q, k, v, B, H, H, sq, sk, D, FALSE,

@@ -239,14 +239,18 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
   GsHostClass host = GS_HOST_GEMM;
   g_autofree char *tag = make_tag (g, name);
   /* matmul reshapes [B,H,S,D] views to [B*H,S,D]; views whose batch dims
-   * cannot merge are copied contiguous first (same framework call). */
+   * cannot merge are copied contiguous first (same framework call).  An
+   * operand broadcast over a batch dim (one K/V head for every query
+   * head) is copied once per use: its gradient sums the copies back. */
   if (copy_a)
     {
       GsOp op;
       op_start (g, &op, GS_OP_COPY, "clone", batch * m, k);
       op.tag = tag;
       int in[1] = { a };
-      a = add_op (g, &op, GS_BW_PASS, host, in, 1, batch * m * k, k);
+      GsBwRule rule = gs_mg_val (g, a)->elems < batch * m * k
+                      ? GS_BW_EXPAND : GS_BW_PASS;
+      a = add_op (g, &op, rule, host, in, 1, batch * m * k, k);
       host = GS_HOST_NONE;
       a_t = FALSE;
     }
@@ -256,7 +260,9 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
       op_start (g, &op, GS_OP_COPY, "clone", batch * k, n);
       op.tag = tag;
       int in[1] = { b };
-      b = add_op (g, &op, GS_BW_PASS, host, in, 1, batch * k * n, n);
+      GsBwRule rule = gs_mg_val (g, b)->elems < batch * k * n
+                      ? GS_BW_EXPAND : GS_BW_PASS;
+      b = add_op (g, &op, rule, host, in, 1, batch * k * n, n);
       host = GS_HOST_NONE;
       b_t = FALSE;
     }
