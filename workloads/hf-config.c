@@ -2,6 +2,7 @@
  *
  * Defaults are those of the transformers configuration classes (GPT2Config,
  * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, GPTNeoXConfig,
+ * FalconConfig,
  * LlamaConfig,
  * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig,
  * SwitchTransformersConfig, T5Config) for keys a file leaves
@@ -57,6 +58,10 @@ static const FamilyKeys families[] = {
   { "gpt_neox", GS_HF_GPT_NEOX, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 24576,
     "max_position_embeddings", 2048, "hidden_act", "gelu" },
+  /* FalconMLP: 4 x hidden, nn.GELU() whatever the file says. */
+  { "falcon", GS_HF_FALCON, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", NULL, 0,
+    "max_position_embeddings", 2048, NULL, "gelu" },
   { "llama", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 11008,
     "max_position_embeddings", 2048, "hidden_act", "silu" },
@@ -96,7 +101,9 @@ const char *
 gs_hf_family_name (GsHfFamily f)
 {
   static const char *const names[GS_HF_FAMILY_COUNT] = {
-    "gpt2", "bert", "roberta", "opt", "gpt_neo", "gpt_neox", "llama",
+    "gpt2", "bert", "roberta", "opt", "gpt_neo", "gpt_neox",
+    "falcon",
+    "llama",
     "mixtral",
     "switch_transformers", "t5"
   };
@@ -108,6 +115,7 @@ const char *
 gs_hf_supported_types (void)
 {
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
+         "falcon, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
          "switch_transformers, t5";
 }
@@ -661,6 +669,72 @@ read_neox (const Reader *r, GsHfConfig *c, GError **error)
   return TRUE;
 }
 
+/* Falcon (FalconConfig): one query_key_value projection split three ways
+ * (multi_query: one K/V head; new_decoder_architecture: num_kv_heads
+ * groups; otherwise a K and a V head per query head), rotary positions,
+ * the attention and the MLP in parallel on each layer's input
+ * (parallel_attn; always with new_decoder_architecture), bias on every
+ * projection or on none, a head tied to the embedding.  ALiBi (alibi:
+ * true, the falcon-rw models) is refused: its attention is not modelled. */
+static gboolean
+read_falcon (const Reader *r, GsHfConfig *c, GError **error)
+{
+  gboolean alibi;
+  c->pre_norm = TRUE;
+  if (!get_bool (r, "alibi", FALSE, &alibi, error)
+      || !get_bool (r, "new_decoder_architecture", FALSE, &c->new_decoder,
+                    error)
+      || !get_bool (r, "multi_query", TRUE, &c->multi_query, error)
+      || !get_bool (r, "parallel_attn", TRUE, &c->parallel_residual, error)
+      || !get_bool (r, "bias", FALSE, &c->linear_bias, error)
+      || !get_bool (r, "tie_word_embeddings", TRUE, &c->tie_embeddings,
+                    error)
+      || !get_int (r, "num_kv_heads", c->heads, FALSE, &c->kv_heads, error)
+      || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
+      || !get_prob (r, "hidden_dropout", 0.0, &c->p_resid, error))
+    return FALSE;
+  if (alibi)
+    return reader_fail (r, "alibi", error,
+                        "key 'alibi' is true: gpusim does not model "
+                        "Falcon's ALiBi attention (falcon-rw), only its "
+                        "rotary one (alibi false)");
+  if (c->new_decoder)
+    {
+      /* multi_query is ignored; the layer is always parallel. */
+      c->multi_query = FALSE;
+      c->parallel_residual = TRUE;
+      if (c->heads % c->kv_heads != 0)
+        return reader_fail (r, "num_kv_heads", error,
+                            "key 'num_kv_heads' is %d; it must divide "
+                            "'num_attention_heads' (%d)", c->kv_heads,
+                            c->heads);
+    }
+  else if (c->multi_query)
+    c->kv_heads = 1;                   /* num_kv_heads is ignored */
+  else if (c->kv_heads != c->heads)
+    return reader_fail (r, "num_kv_heads", error,
+                        "key 'num_kv_heads' is %d; without "
+                        "new_decoder_architecture or multi_query Falcon "
+                        "gives every query head its own key and value, so "
+                        "it must be 'num_attention_heads' (%d)",
+                        c->kv_heads, c->heads);
+  return TRUE;
+}
+
+/* FalconConfig's older key names: n_embed (read instead of hidden_size),
+ * n_layer and n_head (its attribute_map's names for num_hidden_layers and
+ * num_attention_heads, set after them, so they win when both are given). */
+static void
+falcon_keys (const Reader *r, FamilyKeys *fk)
+{
+  if (member (r, "n_embed") != NULL)
+    fk->hidden = "n_embed";
+  if (member (r, "n_layer") != NULL)
+    fk->layers = "n_layer";
+  if (member (r, "n_head") != NULL)
+    fk->heads = "n_head";
+}
+
 /* Phi-3 (Phi3Config): Llama's layer with one qkv_proj and one
  * gate_up_proj, no bias anywhere, nn.Dropout modules on both residual
  * branches (resid_pdrop; Phi3Model's embed_dropout is never called), a
@@ -902,9 +976,13 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
   g_autoptr (GHashTable) lines = gs_json_key_lines (data, len);
   Reader r = { file, obj, lines };
   const char *type;
-  const FamilyKeys *fk = find_family (&r, &type, error);
-  if (fk == NULL)
+  const FamilyKeys *found = find_family (&r, &type, error);
+  if (found == NULL)
     return NULL;
+  FamilyKeys keys = *found;
+  if (keys.family == GS_HF_FALCON)
+    falcon_keys (&r, &keys);
+  const FamilyKeys *fk = &keys;
 
   g_autoptr (GsHfConfig) c = g_new0 (GsHfConfig, 1);
   c->file = g_strdup (file);
@@ -921,6 +999,7 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
     case GS_HF_OPT: ok = read_opt (&r, c, error); break;
     case GS_HF_GPT_NEO: ok = read_neo (&r, c, error); break;
     case GS_HF_GPT_NEOX: ok = read_neox (&r, c, error); break;
+    case GS_HF_FALCON: ok = read_falcon (&r, c, error); break;
     case GS_HF_LLAMA:
     case GS_HF_MIXTRAL: ok = read_llama (&r, c, error); break;
     case GS_HF_SWITCH:

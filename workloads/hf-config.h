@@ -19,6 +19,7 @@ typedef enum {
   GS_HF_OPT,
   GS_HF_GPT_NEO,
   GS_HF_GPT_NEOX,  /* gpt_neox (Pythia) */
+  GS_HF_FALCON,    /* falcon */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3 */
   GS_HF_MIXTRAL,
   GS_HF_SWITCH,    /* switch_transformers */
@@ -82,7 +83,15 @@ typedef struct {
                             * slices) and one gate_up_proj (chunked) */
   int rotary_dim;          /* rotary embedding over the first rotary_dim
                             * dimensions of a head (0: all of them) */
-  gboolean parallel_residual; /* GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x)) */
+  gboolean parallel_residual; /* GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x));
+                               * Falcon's parallel_attn */
+  gboolean multi_query;    /* Falcon: one K and one V head, the last two
+                            * head-sized columns of query_key_value */
+  gboolean new_decoder;    /* Falcon's new_decoder_architecture: K/V heads
+                            * grouped in query_key_value (kv_heads groups
+                            * of heads / kv_heads queries, a key, a
+                            * value); ln_attn and ln_mlp both on the
+                            * layer's input */
   gboolean pad_check;      /* BERT/RoBERTa: without an attention mask the
                             * model looks for pad_token_id in input_ids */
 

@@ -2,13 +2,13 @@
  *
  * One builder per Hugging Face model family records, through the gs_mg_*
  * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
- * call of the task model the reference measurements use: the causal-LM
- * head for GPT-2/OPT/GPT-Neo/GPT-NeoX/Llama (and the Llama-layer families
+ * call of the task model the reference measurements use: the causal-LM head
+ * for GPT-2/OPT/GPT-Neo/GPT-NeoX/Falcon/Llama (and the Llama-layer families
  * newer than 4.36: Qwen, Gemma, Phi-3)/Mixtral, sequence classification (or
- * the pre-training heads in training) for BERT, sequence classification
- * (or masked LM in training) for RoBERTa, conditional generation for
- * T5 and Switch Transformers.  model-decoder.c holds the decoder-only
- * families, model-encoder.c BERT, RoBERTa and the encoder-decoders, model-blocks.c
+ * the pre-training heads in training) for BERT, sequence classification (or
+ * masked LM in training) for RoBERTa, conditional generation for T5 and
+ * Switch Transformers.  model-decoder.c holds the decoder-only families,
+ * model-encoder.c BERT, RoBERTa and the encoder-decoders, model-blocks.c
  * what they share (attention, activations, RMS norm, masks, MoE).
  */
 #ifndef GS_MODEL_BUILD_H
@@ -124,6 +124,7 @@ void gs_mb_generate_positions (GsMb *b);
 GsMbOut gs_mb_gpt2 (GsMb *b);
 GsMbOut gs_mb_gpt_neo (GsMb *b);
 GsMbOut gs_mb_gpt_neox (GsMb *b);
+GsMbOut gs_mb_falcon (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
                                     * gemma, gemma2, phi3, mixtral */

@@ -1,8 +1,9 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
- * configs, GPT-Neo, GPT-NeoX, OPT, Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2, Phi-3,
- * Mixtral) as transformers 4.36 runs them (the newer families with their
- * own modules' differences): XxxForCausalLM.forward(input_ids), and,
- * inside generate(), with a 2-D attention mask and a KV cache.
+ * configs, GPT-Neo, GPT-NeoX, Falcon, OPT, Llama/Mistral, Qwen2/Qwen3,
+ * Gemma/Gemma-2, Phi-3, Mixtral) as transformers 4.36 runs them (the
+ * newer families with their own modules' differences):
+ * XxxForCausalLM.forward(input_ids), and, inside generate(), with a 2-D
+ * attention mask and a KV cache.
  *
  * Module paths in tags follow the Hugging Face parameter names
  * ("transformer.h.0.attn.c_attn"), so an op can be traced back to the
@@ -819,4 +820,188 @@ gs_mb_gpt_neox (GsMb *b)
                              c->tie_embeddings ? embed : -1, FALSE, FALSE);
   gs_mg_val (g, logits)->keep = TRUE;
   return (GsMbOut) { logits, T, c->vocab };
+}
+
+/* --------------------------------------------------------------- Falcon */
+
+/* FalconLinear (transformers 4.36): input @ weight.T, then + bias as a
+ * kernel of its own (Falcon was trained with the two unfused). */
+static int
+falcon_linear (GsMb *b, const char *name, int x, int64_t rows, int64_t k,
+               int64_t n)
+{
+  GsMg *g = b->g;
+  int y = gs_mg_linear (g, name, x, rows, k, n, -1, FALSE, FALSE);
+  if (!b->cfg->linear_bias)
+    return y;
+  int bias = gs_mg_param (g, n, n);
+  return gs_mg_pointwise (g, "add", GS_BW_ADD_BCAST, y, bias, rows, n, 1, 0,
+                          FALSE);
+}
+
+/* FalconAttention, eager (transformers 4.36, attn_implementation "eager";
+ * not ALiBi): query_key_value, then _split_heads --
+ *   new_decoder_architecture: viewed as [B, S, kv_heads, heads / kv_heads
+ *     + 2, D]; the queries a slice, the key and the value gathered with a
+ *     list index ([[-2]], [[-1]]) and broadcast to every query head of
+ *     their group; flatten(2, 3) cannot view any of the three, so each is
+ *     copied to [B, S, heads, D];
+ *   multi_query: viewed as [B, S, heads + 2, D]; the queries a slice, the
+ *     one key and value head gathered ([[-2]], [[-1]]);
+ *   otherwise: viewed as [B, S, heads, 3, D], q, k, v per-head slices;
+ * transposed to [B, heads, S, D] (reshape to the same shape: a view); the
+ * rotary embedding on q and k (Llama's); the cache cat; q @ k^T (matmul
+ * copies q and k when their batch dims cannot merge, and expands multi-
+ * query's one K/V head to every query head with a copy when there is more
+ * than one sequence); /= sqrt(D); + the 4-D mask; softmax in the hidden
+ * dtype; no dropout; @ v; view, permute, reshape (a copy); dense. */
+static int
+falcon_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, T = B * b->seq, H = c->hidden, D = c->head_dim;
+  int64_t NH = c->heads, KV = c->kv_heads;
+  gs_mb_scope (b, i, "transformer.h.%d.self_attention", i);
+  gs_mg_module (g);
+  int qkv = falcon_linear (b, "query_key_value", x, T, H, (NH + 2 * KV) * D);
+  gs_mg_host (g, GS_HOST_PY, 4);
+  int q, k, v;
+  if (c->new_decoder)
+    {
+      q = gs_mg_slice (g, qkv, T * NH * D, D);
+      k = gs_mg_copy (g, "index", GS_BW_GATHER, qkv, T * KV, D);
+      v = gs_mg_copy (g, "index", GS_BW_GATHER, qkv, T * KV, D);
+      gs_mg_host (g, GS_HOST_VIEW, 3);          /* broadcast_to */
+      q = gs_mg_copy (g, "clone", GS_BW_PASS, q, T * NH, D);
+      k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, T * NH, D);
+      v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, T * NH, D);
+      KV = NH;                 /* the heads are expanded from here on */
+    }
+  else if (c->multi_query)
+    {
+      q = gs_mg_slice (g, qkv, T * NH * D, D);
+      k = gs_mg_copy (g, "index", GS_BW_GATHER, qkv, T, D);
+      v = gs_mg_copy (g, "index", GS_BW_GATHER, qkv, T, D);
+    }
+  else
+    {
+      q = gs_mg_slice (g, qkv, T * NH * D, D);
+      k = gs_mg_slice (g, qkv, T * NH * D, D);
+      v = gs_mg_slice (g, qkv, T * NH * D, D);
+    }
+  gs_mg_host (g, GS_HOST_VIEW, 6);   /* transposes and reshapes */
+  int cos, sin;
+  rotary_tables (b, &cos, &sin);
+  q = rotary (b, q, NH, cos, sin);
+  k = rotary (b, k, KV, cos, sin);
+  k = gs_mb_cache_cat (b, k, KV, D);
+  v = gs_mb_cache_cat (b, v, KV, D);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.kv_heads = KV;
+  /* No view's gradient needs a reshape copy: the slices' and gathers'
+   * gradients are written into zeros of qkv's size. */
+  a.q_view = a.k_view = a.v_view = FALSE;
+  if (KV < NH && g->opt.attn == GS_ATTN_EAGER)
+    {
+      /* No repeat_kv: matmul's expand + reshape of the one K/V head is a
+       * view (batch stride 0) for one sequence and copies it for every
+       * query head otherwise, prefill or decode step. */
+      a.kv_heads = NH;
+      a.copy_k = a.copy_v = TRUE;
+    }
+  a.scale = GS_MB_SCALE_DIV;
+  a.mask = mask;
+  a.mask_per_query = TRUE;
+  gs_mg_host (g, GS_HOST_PY, 6);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  return falcon_linear (b, "dense", ctx, T, H, H);
+}
+
+static int
+falcon_mlp (GsMb *b, int i, int x)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
+  gs_mg_module (g);
+  int h = falcon_linear (b, "dense_h_to_4h", x, T, H, c->ffn);
+  h = gs_mb_act (b, c->act, h, T, c->ffn);
+  return falcon_linear (b, "dense_4h_to_h", h, T, c->ffn, H);
+}
+
+/* FalconDecoderLayer: new_decoder_architecture: ln_attn(x) and ln_mlp(x),
+ * attention and MLP on them; parallel_attn: one input_layernorm feeds
+ * both; then mlp += attn, dropout_add(mlp, x).  Otherwise
+ * input_layernorm, attention, dropout_add(attn, x) (with
+ * attention_dropout), post_attention_layernorm, MLP, dropout_add. */
+static int
+falcon_layer (GsMb *b, int i, int h, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, "transformer.h.%d", i);
+  gs_mg_module (g);
+  int xa, xm = -1;
+  if (c->new_decoder)
+    {
+      gs_mb_scope (b, i, "transformer.h.%d.ln_attn", i);
+      xa = gs_mg_layernorm (g, h, T, H);
+      gs_mb_scope (b, i, "transformer.h.%d.ln_mlp", i);
+      xm = gs_mg_layernorm (g, h, T, H);
+    }
+  else
+    {
+      gs_mb_scope (b, i, "transformer.h.%d.input_layernorm", i);
+      xa = gs_mg_layernorm (g, h, T, H);
+      if (c->parallel_residual)
+        xm = xa;
+    }
+  int a = falcon_attn (b, i, xa, mask);
+  gs_mb_scope (b, i, "transformer.h.%d", i);
+  if (!c->parallel_residual)
+    {
+      a = gs_mg_dropout (g, a, T, H, c->p_attn, FALSE);
+      h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0, FALSE);
+      gs_mb_scope (b, i, "transformer.h.%d.post_attention_layernorm", i);
+      xm = gs_mg_layernorm (g, h, T, H);
+    }
+  int m = falcon_mlp (b, i, xm);
+  gs_mb_scope (b, i, "transformer.h.%d", i);
+  if (c->parallel_residual)          /* mlp_output += attention_output */
+    m = gs_mg_pointwise (g, "add_", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
+  m = gs_mg_dropout (g, m, T, H, c->p_resid, FALSE);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
+}
+
+GsMbOut
+gs_mb_falcon (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, -1, "transformer");
+  gs_mg_host (g, GS_HOST_PY, 12);
+  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  if (b->generate)
+    gs_mb_generate_positions (b);
+  gs_mb_scope (b, -1, "transformer.word_embeddings");
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  gs_mb_scope (b, -1, "transformer");
+  if (!b->generate)
+    {
+      gs_mg_fill (g, "arange", 1, b->seq);     /* position_ids */
+      gs_mg_host (g, GS_HOST_VIEW, 1);
+    }
+  /* _prepare_4d_causal_attention_mask, as Llama's. */
+  int mask = gs_mb_causal_mask_4d (b, b->generate, 0);
+  for (int i = 0; i < c->layers; i++)
+    h = falcon_layer (b, i, h, mask);
+  gs_mb_scope (b, -1, "transformer.ln_f");
+  h = gs_mg_layernorm (g, h, T, H);
+  /* lm_head: no bias, no .float() of the logits. */
+  return lm_head (b, h, c->tie_embeddings ? embed : -1, FALSE);
 }

@@ -371,6 +371,7 @@ build_forward (GsMb *b)
     case GS_HF_GPT2: return gs_mb_gpt2 (b);
     case GS_HF_GPT_NEO: return gs_mb_gpt_neo (b);
     case GS_HF_GPT_NEOX: return gs_mb_gpt_neox (b);
+    case GS_HF_FALCON: return gs_mb_falcon (b);
     case GS_HF_OPT: return gs_mb_opt (b);
     case GS_HF_LLAMA:
     case GS_HF_MIXTRAL: return gs_mb_llama (b);
