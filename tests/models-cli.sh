@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..32"
+echo "1..34"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -24,12 +24,17 @@ for w in gpt2 bert llama mixtral t5; do
   fi
 done
 
-# Every shipped config.json runs in inference (Mixtral-8x7B in fp8, the
-# dtype that fits it on one H100); the Qwen3 one (q/k norms, its own
-# head_dim) in bf16 training too, its backward above its forward.
+# Every shipped config.json runs in inference (Mixtral-8x7B in fp8 and
+# Qwen3-30B-A3B in bf16, dtypes that fit them on one H100); the Qwen3 one
+# (q/k norms, its own head_dim) in bf16 training too, its backward above
+# its forward.
 bad=
 for c in examples/configs/*.json; do
-  dt=; case $c in *mixtral*) dt="--dtype fp8" ;; esac
+  dt=
+  case $c in
+    *mixtral*) dt="--dtype fp8" ;;
+    *qwen3-30b*) dt="--dtype bf16" ;;
+  esac
   "$GPUSIM" run "$c" --arch h100 --batch 2 --seq 256 $dt --format json \
     > "$tmp/c.json" 2> "$tmp/err" &&
     awk -v t="$("$J" "$tmp/c.json" total_ms)" 'BEGIN { exit !(t > 0) }' ||
@@ -44,6 +49,28 @@ if "$GPUSIM" run examples/configs/qwen3-8b.json --arch h100 --batch 1 \
   ok "qwen3-8b training"
 else
   fail "qwen3-8b training"
+fi
+
+# Qwen3-MoE: the shipped Qwen3-30B-A3B generates (its 128-expert loop in
+# every step); a small one trains, its backward through the experts the
+# routing chose.
+if "$GPUSIM" run examples/configs/qwen3-30b-a3b.json --arch h100 --batch 1 \
+     --seq 128 --gen-tokens 8 --dtype bf16 --format json > "$tmp/qm.json" \
+     2> "$tmp/err" &&
+   awk -v f="$("$J" "$tmp/qm.json" first_token_ms)" \
+       -v d="$("$J" "$tmp/qm.json" decode_step_ms)" \
+       'BEGIN { exit !(f > 0 && d > 0) }'; then
+  ok "qwen3-30b-a3b generates"
+else
+  fail "qwen3-30b-a3b generates"
+fi
+if "$GPUSIM" run tests/data/models/tiny-qwen3-moe.json --arch h100 --batch 2 \
+     --seq 64 --mode training --dtype bf16 --format json > "$tmp/qt.json" \
+     2> "$tmp/err" &&
+   awk -v b="$("$J" "$tmp/qt.json" backward_ms)" 'BEGIN { exit !(b > 0) }'; then
+  ok "qwen3_moe training"
+else
+  fail "qwen3_moe training"
 fi
 
 # A config.json on the command line, as in DESIGN.md.

@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 toy=tests/data/arch/toy.cfg
-echo "1..32"
+echo "1..33"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 fail () { n=$((n + 1)); echo "not ok $n - $1"; sed 's/^/# /' "$tmp/err" | tail -5; }
@@ -55,6 +55,12 @@ expect 1 "does not fit in t4's 16 GiB of device memory (dram.size_gib)" \
 g run tests/bad-input/config/wont-fit-70b.json --arch h100 --dtype bf16 \
   > /dev/null 2> "$tmp/err"; st=$?
 expect 1 "does not fit in h100-sxm5-80gb's 80 GiB" "a 70B model in bf16 on one H100"
+# Qwen3-30B-A3B holds all 128 experts of every layer: 30.5B parameters, 57
+# GiB in bf16, though a token uses 8 of them.
+g run examples/configs/qwen3-30b-a3b.json --arch l4 --dtype bf16 \
+  > /dev/null 2> "$tmp/err"; st=$?
+expect 1 "does not fit in l4's 24 GiB of device memory (dram.size_gib): it needs at least 57.0 GiB (weights 56.9 GiB" \
+  "Qwen3-30B-A3B in bf16 on an L4: does not fit"
 # A generation holds every layer's KV cache at its longest: 2 x 32 layers x
 # 64 x 4097 tokens x 8 heads x 128 x 2 bytes = 32 GiB beside 15 GiB of
 # weights.

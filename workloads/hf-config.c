@@ -4,7 +4,7 @@
  * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, GPTNeoXConfig,
  * FalconConfig,
  * LlamaConfig,
- * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig,
+ * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig, Qwen3MoeConfig,
  * SwitchTransformersConfig, T5Config) for keys a file leaves
  * out; the sizes that define a model (width, depth, heads, vocabulary) must
  * be present.  XLMRobertaConfig and CamembertConfig differ from
@@ -90,6 +90,9 @@ static const FamilyKeys families[] = {
   { "mixtral", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 14336,
     "max_position_embeddings", 131072, "hidden_act", "silu" },
+  { "qwen3_moe", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 6144,
+    "max_position_embeddings", 32768, "hidden_act", "silu" },
   { "switch_transformers", GS_HF_SWITCH, "d_model", "num_layers",
     "num_heads", "vocab_size", "d_ff", 2048, NULL, 0,
     "dense_act_fn", "relu" },
@@ -117,7 +120,7 @@ gs_hf_supported_types (void)
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
          "falcon, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
-         "switch_transformers, t5";
+         "qwen3_moe, switch_transformers, t5";
 }
 
 /* Bounds on what a config may say, far above any published model (the
@@ -752,6 +755,77 @@ read_phi3 (const Reader *r, GsHfConfig *c, GError **error)
          && get_int (r, "sliding_window", 0, FALSE, &c->window, error);
 }
 
+/* Qwen3-MoE's mlp_only_layers: a list of layer indices (null: none). */
+static gboolean
+parse_dense_layers (const Reader *r, GsHfConfig *c, GError **error)
+{
+  const char *key = "mlp_only_layers";
+  const char *want = "a list of layer numbers, like [0, 5]";
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (n))
+    return fail_type (r, key, want, error);
+  JsonArray *a = json_node_get_array (n);
+  c->dense_layers = g_new0 (gboolean, c->layers);
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    {
+      JsonNode *e = json_array_get_element (a, i);
+      if (!JSON_NODE_HOLDS_VALUE (e)
+          || json_node_get_value_type (e) != G_TYPE_INT64)
+        return fail_type (r, key, want, error);
+      gint64 layer = json_node_get_int (e);
+      if (layer < 0 || layer >= c->layers)
+        {
+          reader_fail (r, key, error,
+                       "key '%s' names layer %" G_GINT64_FORMAT "; "
+                       "'num_hidden_layers' is %d, so layers are numbered "
+                       "0 to %d", key, layer, c->layers, c->layers - 1);
+          return FALSE;
+        }
+      c->dense_layers[layer] = TRUE;
+    }
+  return TRUE;
+}
+
+/* The sparse MoE block of Mixtral (MixtralConfig: 8 experts, top 2,
+ * experts as wide as intermediate_size, weights always renormalised, every
+ * layer sparse) and Qwen3-MoE (Qwen3MoeConfig: 128 experts, top 8, experts
+ * of moe_intermediate_size, norm_topk_prob, sparse on every
+ * decoder_sparse_step-th layer not in mlp_only_layers, a dense MLP of
+ * intermediate_size on the others, no MLP bias). */
+static gboolean
+read_moe (const Reader *r, GsHfConfig *c, GError **error)
+{
+  gboolean qwen = strcmp (c->model_type, "qwen3_moe") == 0;
+  const char *experts = qwen ? "num_experts" : "num_local_experts";
+  if (!get_int (r, experts, qwen ? 128 : 8, FALSE, &c->experts, error)
+      || !check_max (r, experts, c->experts, MAX_EXPERTS, "experts", error)
+      || !get_int (r, "num_experts_per_tok", qwen ? 8 : 2, FALSE, &c->top_k,
+                   error))
+    return FALSE;
+  if (c->top_k > c->experts)
+    {
+      reader_fail (r, "num_experts_per_tok", error,
+                   "key 'num_experts_per_tok' is %d but there are "
+                   "only %d experts", c->top_k, c->experts);
+      return FALSE;
+    }
+  c->enc_sparse_step = 1;
+  c->expert_ffn = c->ffn;
+  c->norm_topk = TRUE;
+  if (!qwen)
+    return TRUE;
+  c->qwen_moe = TRUE;
+  c->mlp_bias = FALSE;
+  return get_int (r, "moe_intermediate_size", 768, FALSE, &c->expert_ffn,
+                  error)
+         && get_bool (r, "norm_topk_prob", FALSE, &c->norm_topk, error)
+         && get_int (r, "decoder_sparse_step", 1, FALSE, &c->enc_sparse_step,
+                     error)
+         && parse_dense_layers (r, c, error);
+}
+
 static gboolean
 read_llama (const Reader *r, GsHfConfig *c, GError **error)
 {
@@ -763,7 +837,8 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
    * an RMSNorm over each head of q and k.  Newer configs spell the head
    * size out (head_dim; Qwen3's 128 with hidden 2560 and 32 heads). */
   gboolean qwen2 = strcmp (c->model_type, "qwen2") == 0;
-  c->qk_norm = strcmp (c->model_type, "qwen3") == 0;
+  c->qk_norm = strcmp (c->model_type, "qwen3") == 0
+               || strcmp (c->model_type, "qwen3_moe") == 0;
   if (!get_int (r, "num_key_value_heads", c->heads, FALSE, &c->kv_heads,
                 error)
       || !get_int (r, "head_dim", gemma ? 256 : 0, FALSE, &c->head_dim,
@@ -784,22 +859,8 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
                    c->heads);
       return FALSE;
     }
-  if (c->family == GS_HF_MIXTRAL)
-    {
-      if (!get_int (r, "num_local_experts", 8, FALSE, &c->experts, error)
-          || !check_max (r, "num_local_experts", c->experts, MAX_EXPERTS,
-                         "experts", error)
-          || !get_int (r, "num_experts_per_tok", 2, FALSE, &c->top_k, error))
-        return FALSE;
-      if (c->top_k > c->experts)
-        {
-          reader_fail (r, "num_experts_per_tok", error,
-                       "key 'num_experts_per_tok' is %d but there are "
-                       "only %d experts", c->top_k, c->experts);
-          return FALSE;
-        }
-      c->enc_sparse_step = 1;
-    }
+  if (c->family == GS_HF_MIXTRAL && !read_moe (r, c, error))
+    return FALSE;
   if (strcmp (c->model_type, "phi3") == 0)
     return read_phi3 (r, c, error);
   /* Mistral's sliding_window (MistralConfig: 4096; null: none) goes to
@@ -877,7 +938,12 @@ gs_hf_layer_sparse (const GsHfConfig *cfg, int i, gboolean decoder)
   int step = decoder ? cfg->dec_sparse_step : cfg->enc_sparse_step;
   if (cfg->experts <= 0 || step <= 0)
     return FALSE;
-  if (cfg->family == GS_HF_MIXTRAL || step == 1)
+  /* Qwen3MoeDecoderLayer: sparse unless in mlp_only_layers, on every
+   * step-th layer counting from 1 (Mixtral's step is 1). */
+  if (cfg->family == GS_HF_MIXTRAL)
+    return !(cfg->dense_layers != NULL && cfg->dense_layers[i])
+           && (i + 1) % step == 0;
+  if (step == 1)
     return TRUE;
   /* SwitchTransformersStack: layer i is sparse when i % step == 1. */
   return i % step == 1;
@@ -1019,5 +1085,6 @@ gs_hf_config_free (GsHfConfig *c)
   g_free (c->file);
   g_free (c->model_type);
   g_free (c->local);
+  g_free (c->dense_layers);
   g_free (c);
 }

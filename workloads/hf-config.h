@@ -21,7 +21,7 @@ typedef enum {
   GS_HF_GPT_NEOX,  /* gpt_neox (Pythia) */
   GS_HF_FALCON,    /* falcon */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3 */
-  GS_HF_MIXTRAL,
+  GS_HF_MIXTRAL,   /* mixtral, qwen3_moe: Llama attention, sparse MoE MLP */
   GS_HF_SWITCH,    /* switch_transformers */
   GS_HF_T5,
   GS_HF_FAMILY_COUNT
@@ -104,9 +104,20 @@ typedef struct {
   gboolean *local;         /* layers entries, or NULL */
   int window;              /* 0: none */
 
-  /* Mixture of experts (Switch, Mixtral). */
+  /* Mixture of experts (Switch, Mixtral, Qwen3-MoE). */
   int experts;
   int top_k;
+  int expert_ffn;          /* each expert's inner width (Mixtral: ffn;
+                            * Qwen3-MoE: moe_intermediate_size) */
+  gboolean norm_topk;      /* the top-k routing weights divided by their
+                            * sum (Mixtral always; norm_topk_prob) */
+  gboolean qwen_moe;       /* Qwen3-MoE's block: experts named
+                            * gate/up/down_proj under "mlp", the routing
+                            * weights cast back to the hidden dtype, the
+                            * experts indexed with torch.where's tensors
+                            * (no .tolist()) */
+  gboolean *dense_layers;  /* layers entries, or NULL: layer i runs a dense
+                            * MLP of ffn (mlp_only_layers) */
   int capacity;            /* Switch expert_capacity, tokens per sequence */
   int enc_sparse_step;     /* every this many layers is sparse (0: none) */
   int dec_sparse_step;

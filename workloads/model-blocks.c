@@ -602,26 +602,49 @@ idle_expert_weights (GsMg *g, int n, int64_t hidden, int64_t ffn)
     gs_mg_val (g, gs_mg_param (g, hidden * ffn, ffn))->grad = FALSE;
 }
 
+/* One SwiGLU expert over its N tokens: down(act(gate(x)) * up(x)), as
+ * Mixtral's w1/w3/w2 or Qwen3-MoE's gate_proj/up_proj/down_proj. */
 static int
-mixtral_expert (GsMb *b, int x, int rw, int64_t n, int64_t hidden)
+moe_expert (GsMb *b, int x, int64_t n, int64_t hidden)
 {
   GsMg *g = b->g;
-  int64_t ffn = b->cfg->ffn;
+  gboolean qwen = b->cfg->qwen_moe;
+  int64_t ffn = b->cfg->expert_ffn;
   gs_mg_module (g);
-  int h1 = gs_mg_linear (g, "w1", x, n, hidden, ffn, -1, FALSE, FALSE);
+  int h1 = gs_mg_linear (g, qwen ? "gate_proj" : "w1", x, n, hidden, ffn, -1,
+                         FALSE, FALSE);
   int a = gs_mb_act (b, b->cfg->act, h1, n, ffn);
-  int h3 = gs_mg_linear (g, "w3", x, n, hidden, ffn, -1, FALSE, FALSE);
+  int h3 = gs_mg_linear (g, qwen ? "up_proj" : "w3", x, n, hidden, ffn, -1,
+                         FALSE, FALSE);
   int m = gs_mg_pointwise (g, "mul", GS_BW_MUL, a, h3, n, ffn, 1, 0, FALSE);
-  int y = gs_mg_linear (g, "w2", m, n, ffn, hidden, -1, FALSE, FALSE);
-  return gs_mg_pointwise (g, "mul", GS_BW_MUL, y, rw, n, hidden, 1, 0,
-                          FALSE);
+  return gs_mg_linear (g, qwen ? "down_proj" : "w2", m, n, ffn, hidden, -1,
+                       FALSE, FALSE);
+}
+
+/* The Python of an expert no token chose.  Mixtral (4.36) skips it once
+ * torch.where comes back empty.  Qwen3-MoE's loop goes on with empty
+ * tensors: the gather, the expert's three linears, its activation and
+ * multiply, the routing-weight gather and multiply and index_add_ are
+ * dispatched and launch nothing. */
+static void
+idle_expert (GsMb *b)
+{
+  GsMg *g = b->g;
+  gs_mg_host (g, GS_HOST_PY, 2);
+  if (!b->cfg->qwen_moe)
+    return;
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  gs_mg_host (g, GS_HOST_MODULE, 4);
+  gs_mg_host (g, GS_HOST_GEMM, 3);
+  gs_mg_host (g, GS_HOST_OP, 6);
 }
 
 int
 gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
 {
   GsMg *g = b->g;
-  int64_t E = b->cfg->experts, K = b->cfg->top_k;
+  const GsHfConfig *c = b->cfg;
+  int64_t E = c->experts, K = c->top_k;
   /* torch.where in the expert loop breaks the graph inside a loop:
    * Dynamo runs the block eagerly (as for Switch, below). */
   gboolean saved_eager = g->eager;
@@ -634,9 +657,18 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
   int in[2] = { probs, -1 };
   int rw = node (g, GS_OP_REDUCE, "topk", GS_BW_GATHER, in, 1, T, E, T * K,
                  K);
-  in[0] = rw;
-  int sum = node (g, GS_OP_REDUCE, "sum", GS_BW_PASS, in, 1, T, K, T, 1);
-  rw = gs_mg_pointwise (g, "div", GS_BW_MUL, rw, sum, T, K, 1, 0, FALSE);
+  if (c->norm_topk)
+    {
+      in[0] = rw;
+      int sum = node (g, GS_OP_REDUCE, "sum", GS_BW_PASS, in, 1, T, K, T, 1);
+      rw = gs_mg_pointwise (g, "div", GS_BW_MUL, rw, sum, T, K, 1, 0, FALSE);
+    }
+  /* routing_weights.to(hidden_states.dtype), modelled for Qwen3-MoE only
+   * (docs/models.md). */
+  if (c->qwen_moe && g->opt.dtype != GS_DTYPE_FP32
+      && g->opt.dtype != GS_DTYPE_TF32)
+    rw = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, rw, -1, T, K, 0, 0,
+                          FALSE);
   int final = gs_mg_fill (g, "zeros", T, H);
   gs_mg_fill (g, "zeros", T * K, E);             /* one_hot */
   gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, K, 1, 0, TRUE);
@@ -646,24 +678,43 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
       int64_t n = gs_mb_expert_tokens (b, e, T, (int) K, 0);
       g_autofree char *scope = g_strdup_printf ("%s.experts.%d", g->scope, e);
       nonzero (g, K * T);                        /* torch.where(mask[e]) */
-      gs_mg_host (g, GS_HOST_PY, 2);
       if (n == 0)
         {
-          idle_expert_weights (g, 3, H, b->cfg->ffn);  /* w1, w3, w2 */
+          idle_expert (b);
+          idle_expert_weights (g, 3, H, c->expert_ffn);
           continue;
         }
-      gs_mg_host (g, GS_HOST_SYNC, 2);           /* .tolist() twice */
+      gs_mg_host (g, GS_HOST_PY, 2);
+      /* Mixtral indexes with top_x.tolist() and idx.tolist(): two more
+       * blocking copies, and each list made a tensor again. */
+      if (!c->qwen_moe)
+        gs_mg_host (g, GS_HOST_SYNC, 2);
       in[0] = x;
-      gs_mg_host (g, GS_HOST_OP, 1);             /* list -> index tensor */
+      if (!c->qwen_moe)
+        gs_mg_host (g, GS_HOST_OP, 1);
       int cur = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, H,
                       n * H, H);
+      /* Mixtral passes routing_weights[top_x, idx] to its expert, which
+       * multiplies by it; Qwen3-MoE's block gathers and multiplies once
+       * the expert returns. */
+      int w = -1;
       in[0] = rw;
-      gs_mg_host (g, GS_HOST_OP, 1);
-      int w = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, 1,
+      if (!c->qwen_moe)
+        {
+          gs_mg_host (g, GS_HOST_OP, 1);
+          w = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, 1,
                     n, 1);
+        }
       char *saved = g_strdup (g->scope);
       gs_mg_scope (g, scope, g->layer);
-      int y = mixtral_expert (b, cur, w, n, H);
+      int y = moe_expert (b, cur, n, H);
+      if (c->qwen_moe)
+        {
+          gs_mg_scope (g, saved, g->layer);
+          w = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, 1,
+                    n, 1);
+        }
+      y = gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w, n, H, 1, 0, FALSE);
       gs_mg_scope (g, saved, g->layer);
       g_free (saved);
       int put[2] = { final, y };

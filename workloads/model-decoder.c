@@ -1,7 +1,7 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
  * configs, GPT-Neo, GPT-NeoX, Falcon, OPT, Llama/Mistral, Qwen2/Qwen3,
- * Gemma/Gemma-2, Phi-3, Mixtral) as transformers 4.36 runs them (the
- * newer families with their own modules' differences):
+ * Gemma/Gemma-2, Phi-3, Mixtral, Qwen3-MoE) as transformers 4.36 runs them
+ * (the newer families with their own modules' differences):
  * XxxForCausalLM.forward(input_ids), and, inside generate(), with a 2-D
  * attention mask and a KV cache.
  *
@@ -579,9 +579,10 @@ llama_mlp (GsMb *b, int i, int x)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  if (c->family == GS_HF_MIXTRAL)
+  if (gs_hf_layer_sparse (c, i, FALSE))
     {
-      gs_mb_scope (b, i, "model.layers.%d.block_sparse_moe", i);
+      gs_mb_scope (b, i, c->qwen_moe ? "model.layers.%d.mlp"
+                                     : "model.layers.%d.block_sparse_moe", i);
       return gs_mb_mixtral_moe (b, x, T, H);
     }
   gs_mb_scope (b, i, "model.layers.%d.mlp", i);
