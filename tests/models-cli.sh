@@ -52,8 +52,8 @@ else
 fi
 
 # Qwen3-MoE: the shipped Qwen3-30B-A3B generates (its 128-expert loop in
-# every step); a small one trains, its backward through the experts the
-# routing chose.
+# every step); small Qwen3-MoE and Qwen2-MoE models train, their backward
+# through the experts the routing chose (and Qwen2-MoE's shared expert).
 if "$GPUSIM" run examples/configs/qwen3-30b-a3b.json --arch h100 --batch 1 \
      --seq 128 --gen-tokens 8 --dtype bf16 --format json > "$tmp/qm.json" \
      2> "$tmp/err" &&
@@ -64,14 +64,16 @@ if "$GPUSIM" run examples/configs/qwen3-30b-a3b.json --arch h100 --batch 1 \
 else
   fail "qwen3-30b-a3b generates"
 fi
-if "$GPUSIM" run tests/data/models/tiny-qwen3-moe.json --arch h100 --batch 2 \
-     --seq 64 --mode training --dtype bf16 --format json > "$tmp/qt.json" \
-     2> "$tmp/err" &&
-   awk -v b="$("$J" "$tmp/qt.json" backward_ms)" 'BEGIN { exit !(b > 0) }'; then
-  ok "qwen3_moe training"
-else
-  fail "qwen3_moe training"
-fi
+bad=
+for m in qwen3-moe qwen2-moe; do
+  "$GPUSIM" run tests/data/models/tiny-$m.json --arch h100 --batch 2 \
+    --seq 64 --mode training --dtype bf16 --format json > "$tmp/qt.json" \
+    2> "$tmp/err" &&
+    awk -v b="$("$J" "$tmp/qt.json" backward_ms)" 'BEGIN { exit !(b > 0) }' ||
+    bad="$bad $m"
+done
+if [ -z "$bad" ]; then ok "qwen3_moe and qwen2_moe training"
+else fail "training failed:$bad"; fi
 
 # A config.json on the command line, as in DESIGN.md.
 if "$GPUSIM" run data/neusight/models/gpt3_27.json --arch h100 --batch 8 \

@@ -646,6 +646,50 @@ test_qwen3_moe_layers (void)
   assert_gemm (step_gate, 1, 2, 8, 64);
 }
 
+/* Qwen2-MoE: Qwen2's attention (bias on q, k, v) and Qwen3-MoE's block
+ * with, after the expert loop, the shared expert over every token
+ * (gate_proj, SiLU, up_proj, *, down_proj), its one-column gate, a
+ * sigmoid, the product and the sum with the routed experts' output. */
+static void
+test_qwen2_moe (void)
+{
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-qwen2-moe.json", &r);
+  g_autoptr (GsModelPlan) q3 = plan_fixture ("tiny-qwen3-moe.json", &r);
+  g_autoptr (GsModelPlan) q2 = plan_fixture ("tiny-qwen2.json", &r);
+  g_autofree char *moe = op_names (p, "layers.0.mlp");
+  g_autofree char *moe3 = op_names (q3, "layers.0.mlp");
+  g_autofree char *want = g_strconcat (moe3, " mm silu mm mul mm mm sigmoid "
+                                       "mul add", NULL);
+  g_assert_cmpstr (moe, ==, want);
+  assert_gemm (find_op (p, 0, "layers.0.mlp.shared_expert.gate_proj", NULL),
+               1, 32, 96, 64);
+  assert_gemm (find_op (p, 0, "layers.0.mlp.shared_expert.down_proj", NULL),
+               1, 32, 64, 96);
+  assert_gemm (find_op (p, 0, "layers.0.mlp.shared_expert_gate", NULL), 1,
+               32, 1, 64);
+  const GsOp *sig = find_op (p, 0, "layers.0.mlp", "sigmoid");
+  g_assert_cmpint (sig->rows * sig->cols, ==, 32);
+  /* The attention is Qwen2's. */
+  g_autofree char *attn = op_names (p, "layers.0.self_attn");
+  g_autofree char *attn2 = op_names (q2, "layers.0.self_attn");
+  g_assert_cmpstr (attn, ==, attn2);
+  g_assert_true (find_op (p, 0, "layers.0.self_attn.k_proj", NULL)->bias);
+  g_assert_false (find_op (p, 0, "layers.0.self_attn.o_proj", NULL)->bias);
+
+  /* Training: the gate's sigmoid has its backward; the shared expert's
+   * weights and gate count among the parameters. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-qwen2-moe.json", &t);
+  g_assert_cmpuint (count_tagged (pt, "layers.0.mlp", GS_PHASE_BACKWARD, -1,
+                                  "sigmoid_backward"), ==, 1);
+  int64_t H = 64, KV = 2 * 16, E = 8, F = 48, S = 96;
+  int64_t layer = (H * H + H) + 2 * (H * KV + KV) + H * H + 2 * H + H * E
+                  + E * 3 * H * F + 3 * H * S + H;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   2 * 1000 * H + 2 * layer + H);
+}
+
 /* Masks added to the scores say how the heads share them (B=2, S=16, 4
  * heads): OPT's [B,1,S,S] mask one S x S slab per sequence, BERT's
  * [B,1,1,S] one row, GPT-2's bool causal buffer [1,1,S,S] all of it. */
@@ -963,6 +1007,10 @@ test_published_params (void)
      * + 2 x 128 + 2 x 2048 + 2048 x 128 + 128 x 3 x 2048 x 768) + 2048;
      * published as 30.5B (one decimal) */
     { "qwen3-30b-a3b.json", 30532122624LL, 30.5e9, 0 },
+    /* 2 x 151936 x 2048 + 24 x (3 x (2048 x 2048 + 2048) + 2048 x 2048
+     * + 2 x 2048 + 2048 x 60 + 60 x 3 x 2048 x 1408 + 3 x 2048 x 5632
+     * + 2048) + 2048; published as 14.3B */
+    { "qwen1.5-moe-a2.7b.json", 14315784192LL, 14.3e9, 0 },
   };
   /* 16 tokens: in training each of Qwen3-30B-A3B's 128 experts gets one
    * of the 16 x 8 routed rows, so each has a gradient and is counted. */
@@ -2432,6 +2480,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/qwen3-moe", test_qwen3_moe);
   g_test_add_func ("/models/layers/qwen3-moe-pattern",
                    test_qwen3_moe_layers);
+  g_test_add_func ("/models/layers/qwen2-moe", test_qwen2_moe);
   g_test_add_func ("/models/layers/gemma", test_gemma);
   g_test_add_func ("/models/layers/phi3", test_phi3);
   g_test_add_func ("/models/layers/neox", test_neox);

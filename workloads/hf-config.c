@@ -4,8 +4,8 @@
  * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, GPTNeoXConfig,
  * FalconConfig,
  * LlamaConfig,
- * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig, Qwen3MoeConfig,
- * SwitchTransformersConfig, T5Config) for keys a file leaves
+ * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig, Qwen2MoeConfig,
+ * Qwen3MoeConfig, SwitchTransformersConfig, T5Config) for keys a file leaves
  * out; the sizes that define a model (width, depth, heads, vocabulary) must
  * be present.  XLMRobertaConfig and CamembertConfig differ from
  * RobertaConfig only in the vocabulary, which a file must give.
@@ -90,6 +90,9 @@ static const FamilyKeys families[] = {
   { "mixtral", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 14336,
     "max_position_embeddings", 131072, "hidden_act", "silu" },
+  { "qwen2_moe", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 5632,
+    "max_position_embeddings", 32768, "hidden_act", "silu" },
   { "qwen3_moe", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 6144,
     "max_position_embeddings", 32768, "hidden_act", "silu" },
@@ -120,7 +123,7 @@ gs_hf_supported_types (void)
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
          "falcon, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
-         "qwen3_moe, switch_transformers, t5";
+         "qwen2_moe, qwen3_moe, switch_transformers, t5";
 }
 
 /* Bounds on what a config may say, far above any published model (the
@@ -755,7 +758,7 @@ read_phi3 (const Reader *r, GsHfConfig *c, GError **error)
          && get_int (r, "sliding_window", 0, FALSE, &c->window, error);
 }
 
-/* Qwen3-MoE's mlp_only_layers: a list of layer indices (null: none). */
+/* Qwen-MoE's mlp_only_layers: a list of layer indices (null: none). */
 static gboolean
 parse_dense_layers (const Reader *r, GsHfConfig *c, GError **error)
 {
@@ -790,19 +793,23 @@ parse_dense_layers (const Reader *r, GsHfConfig *c, GError **error)
 
 /* The sparse MoE block of Mixtral (MixtralConfig: 8 experts, top 2,
  * experts as wide as intermediate_size, weights always renormalised, every
- * layer sparse) and Qwen3-MoE (Qwen3MoeConfig: 128 experts, top 8, experts
- * of moe_intermediate_size, norm_topk_prob, sparse on every
+ * layer sparse), Qwen3-MoE (Qwen3MoeConfig: 128 experts, top 8, experts of
+ * moe_intermediate_size, norm_topk_prob, sparse on every
  * decoder_sparse_step-th layer not in mlp_only_layers, a dense MLP of
- * intermediate_size on the others, no MLP bias). */
+ * intermediate_size on the others, no MLP bias) and Qwen2-MoE
+ * (Qwen2MoeConfig: the same keys, 60 experts, top 4, experts of 1408,
+ * and a shared expert of shared_expert_intermediate_size on every token). */
 static gboolean
 read_moe (const Reader *r, GsHfConfig *c, GError **error)
 {
-  gboolean qwen = strcmp (c->model_type, "qwen3_moe") == 0;
+  gboolean qwen2 = strcmp (c->model_type, "qwen2_moe") == 0;
+  gboolean qwen = qwen2 || strcmp (c->model_type, "qwen3_moe") == 0;
   const char *experts = qwen ? "num_experts" : "num_local_experts";
-  if (!get_int (r, experts, qwen ? 128 : 8, FALSE, &c->experts, error)
+  if (!get_int (r, experts, qwen2 ? 60 : qwen ? 128 : 8, FALSE, &c->experts,
+                error)
       || !check_max (r, experts, c->experts, MAX_EXPERTS, "experts", error)
-      || !get_int (r, "num_experts_per_tok", qwen ? 8 : 2, FALSE, &c->top_k,
-                   error))
+      || !get_int (r, "num_experts_per_tok", qwen2 ? 4 : qwen ? 8 : 2, FALSE,
+                   &c->top_k, error))
     return FALSE;
   if (c->top_k > c->experts)
     {
@@ -818,8 +825,11 @@ read_moe (const Reader *r, GsHfConfig *c, GError **error)
     return TRUE;
   c->qwen_moe = TRUE;
   c->mlp_bias = FALSE;
-  return get_int (r, "moe_intermediate_size", 768, FALSE, &c->expert_ffn,
-                  error)
+  if (qwen2 && !get_int (r, "shared_expert_intermediate_size", 5632, FALSE,
+                         &c->shared_ffn, error))
+    return FALSE;
+  return get_int (r, "moe_intermediate_size", qwen2 ? 1408 : 768, FALSE,
+                  &c->expert_ffn, error)
          && get_bool (r, "norm_topk_prob", FALSE, &c->norm_topk, error)
          && get_int (r, "decoder_sparse_step", 1, FALSE, &c->enc_sparse_step,
                      error)
@@ -832,11 +842,13 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
   c->gated = TRUE;
   c->pre_norm = TRUE;
   gboolean gemma = g_str_has_prefix (c->model_type, "gemma");
-  /* Qwen2 gives q/k/v a bias and o_proj none, whatever the file says;
-   * Llama, Mistral and Qwen3 give all four attention_bias's.  Qwen3 adds
-   * an RMSNorm over each head of q and k.  Newer configs spell the head
+  /* Qwen2 (and Qwen2-MoE) gives q/k/v a bias and o_proj none, whatever
+   * the file says; Llama, Mistral and Qwen3 give all four
+   * attention_bias's.  Qwen3 (and Qwen3-MoE) adds an RMSNorm over each
+   * head of q and k.  Newer configs spell the head
    * size out (head_dim; Qwen3's 128 with hidden 2560 and 32 heads). */
-  gboolean qwen2 = strcmp (c->model_type, "qwen2") == 0;
+  gboolean qwen2 = strcmp (c->model_type, "qwen2") == 0
+                   || strcmp (c->model_type, "qwen2_moe") == 0;
   c->qk_norm = strcmp (c->model_type, "qwen3") == 0
                || strcmp (c->model_type, "qwen3_moe") == 0;
   if (!get_int (r, "num_key_value_heads", c->heads, FALSE, &c->kv_heads,

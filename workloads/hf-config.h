@@ -21,7 +21,8 @@ typedef enum {
   GS_HF_GPT_NEOX,  /* gpt_neox (Pythia) */
   GS_HF_FALCON,    /* falcon */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3 */
-  GS_HF_MIXTRAL,   /* mixtral, qwen3_moe: Llama attention, sparse MoE MLP */
+  GS_HF_MIXTRAL,   /* mixtral, qwen2_moe, qwen3_moe: Llama attention,
+                    * sparse MoE MLP */
   GS_HF_SWITCH,    /* switch_transformers */
   GS_HF_T5,
   GS_HF_FAMILY_COUNT
@@ -104,14 +105,16 @@ typedef struct {
   gboolean *local;         /* layers entries, or NULL */
   int window;              /* 0: none */
 
-  /* Mixture of experts (Switch, Mixtral, Qwen3-MoE). */
+  /* Mixture of experts (Switch, Mixtral, Qwen2-MoE, Qwen3-MoE). */
   int experts;
   int top_k;
   int expert_ffn;          /* each expert's inner width (Mixtral: ffn;
-                            * Qwen3-MoE: moe_intermediate_size) */
+                            * Qwen-MoE: moe_intermediate_size) */
   gboolean norm_topk;      /* the top-k routing weights divided by their
                             * sum (Mixtral always; norm_topk_prob) */
-  gboolean qwen_moe;       /* Qwen3-MoE's block: experts named
+  int shared_ffn;          /* Qwen2-MoE: the shared expert's inner width
+                            * (shared_expert_intermediate_size; 0: none) */
+  gboolean qwen_moe;       /* Qwen2/Qwen3-MoE's block: experts named
                             * gate/up/down_proj under "mlp", the routing
                             * weights cast back to the hidden dtype, the
                             * experts indexed with torch.where's tensors

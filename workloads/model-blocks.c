@@ -602,14 +602,14 @@ idle_expert_weights (GsMg *g, int n, int64_t hidden, int64_t ffn)
     gs_mg_val (g, gs_mg_param (g, hidden * ffn, ffn))->grad = FALSE;
 }
 
-/* One SwiGLU expert over its N tokens: down(act(gate(x)) * up(x)), as
- * Mixtral's w1/w3/w2 or Qwen3-MoE's gate_proj/up_proj/down_proj. */
+/* One SwiGLU expert of width FFN over its N tokens: down(act(gate(x)) *
+ * up(x)), as Mixtral's w1/w3/w2 or Qwen-MoE's gate_proj/up_proj/down_proj
+ * (Qwen2-MoE's shared expert too). */
 static int
-moe_expert (GsMb *b, int x, int64_t n, int64_t hidden)
+moe_expert (GsMb *b, int x, int64_t n, int64_t hidden, int64_t ffn)
 {
   GsMg *g = b->g;
   gboolean qwen = b->cfg->qwen_moe;
-  int64_t ffn = b->cfg->expert_ffn;
   gs_mg_module (g);
   int h1 = gs_mg_linear (g, qwen ? "gate_proj" : "w1", x, n, hidden, ffn, -1,
                          FALSE, FALSE);
@@ -622,7 +622,7 @@ moe_expert (GsMb *b, int x, int64_t n, int64_t hidden)
 }
 
 /* The Python of an expert no token chose.  Mixtral (4.36) skips it once
- * torch.where comes back empty.  Qwen3-MoE's loop goes on with empty
+ * torch.where comes back empty.  Qwen-MoE's loop goes on with empty
  * tensors: the gather, the expert's three linears, its activation and
  * multiply, the routing-weight gather and multiply and index_add_ are
  * dispatched and launch nothing. */
@@ -663,7 +663,7 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
       int sum = node (g, GS_OP_REDUCE, "sum", GS_BW_PASS, in, 1, T, K, T, 1);
       rw = gs_mg_pointwise (g, "div", GS_BW_MUL, rw, sum, T, K, 1, 0, FALSE);
     }
-  /* routing_weights.to(hidden_states.dtype), modelled for Qwen3-MoE only
+  /* routing_weights.to(hidden_states.dtype), modelled for Qwen-MoE only
    * (docs/models.md). */
   if (c->qwen_moe && g->opt.dtype != GS_DTYPE_FP32
       && g->opt.dtype != GS_DTYPE_TF32)
@@ -695,7 +695,7 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
       int cur = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, H,
                       n * H, H);
       /* Mixtral passes routing_weights[top_x, idx] to its expert, which
-       * multiplies by it; Qwen3-MoE's block gathers and multiplies once
+       * multiplies by it; Qwen-MoE's block gathers and multiplies once
        * the expert returns. */
       int w = -1;
       in[0] = rw;
@@ -707,7 +707,7 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
         }
       char *saved = g_strdup (g->scope);
       gs_mg_scope (g, scope, g->layer);
-      int y = moe_expert (b, cur, n, H);
+      int y = moe_expert (b, cur, n, H, c->expert_ffn);
       if (c->qwen_moe)
         {
           gs_mg_scope (g, saved, g->layer);
@@ -720,6 +720,24 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
       int put[2] = { final, y };
       final = node (g, GS_OP_EMBEDDING, "index_add_", GS_BW_INDEX_PUT, put,
                     2, n, H, T * H, H);
+    }
+  if (c->shared_ffn > 0)
+    {
+      /* Qwen2-MoE: final + sigmoid(shared_expert_gate(x)) *
+       * shared_expert(x), over every token. */
+      char *saved = g_strdup (g->scope);
+      g_autofree char *shared = g_strdup_printf ("%s.shared_expert", saved);
+      gs_mg_scope (g, shared, g->layer);
+      int s = moe_expert (b, x, T, H, c->shared_ffn);
+      gs_mg_scope (g, saved, g->layer);
+      g_free (saved);
+      gs_mg_module (g);
+      int sg = gs_mg_linear (g, "shared_expert_gate", x, T, H, 1, -1, FALSE,
+                             FALSE);
+      sg = gs_mg_unary (g, "sigmoid", sg, T, 1, 4, 2, "sigmoid_backward");
+      s = gs_mg_pointwise (g, "mul", GS_BW_MUL, s, sg, T, H, 1, 0, FALSE);
+      final = gs_mg_pointwise (g, "add", GS_BW_PASS, final, s, T, H, 1, 0,
+                               FALSE);
     }
   gs_mg_host (g, GS_HOST_VIEW, 1);
   g->eager = saved_eager;

@@ -4,7 +4,7 @@
  * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
  * call of the task model the reference measurements use: the causal-LM head
  * for GPT-2/OPT/GPT-Neo/GPT-NeoX/Falcon/Llama (and the Llama-layer families
- * newer than 4.36: Qwen, Gemma, Phi-3, Qwen3-MoE)/Mixtral, sequence
+ * newer than 4.36: Qwen, Gemma, Phi-3, Qwen-MoE)/Mixtral, sequence
  * classification (or the pre-training heads in training) for BERT,
  * sequence classification (or masked LM in training) for RoBERTa,
  * conditional generation for T5 and Switch Transformers.  model-decoder.c
@@ -108,7 +108,8 @@ int gs_mb_cache_window (GsMb *b, int x, int64_t heads, int64_t head_dim,
  * makes it build the causal part for a single query. */
 int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d, int64_t window);
 /* Mixtral's sparse MoE block over T tokens of width H (returns its output);
- * Qwen3-MoE's with its differences (GsHfConfig's norm_topk, qwen_moe). */
+ * Qwen2/Qwen3-MoE's with their differences (GsHfConfig's norm_topk,
+ * qwen_moe, shared_ffn). */
 int gs_mb_mixtral_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
 /* Switch Transformers' sparse MLP (router + experts). */
 int gs_mb_switch_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
@@ -130,7 +131,7 @@ GsMbOut gs_mb_falcon (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
                                     * gemma, gemma2, phi3, mixtral,
-                                    * qwen3_moe */
+                                    * qwen2_moe, qwen3_moe */
 GsMbOut gs_mb_bert (GsMb *b);     /* bert, roberta */
 GsMbOut gs_mb_t5 (GsMb *b);        /* t5, switch_transformers */
 

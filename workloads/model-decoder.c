@@ -1,6 +1,6 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
  * configs, GPT-Neo, GPT-NeoX, Falcon, OPT, Llama/Mistral, Qwen2/Qwen3,
- * Gemma/Gemma-2, Phi-3, Mixtral, Qwen3-MoE) as transformers 4.36 runs them
+ * Gemma/Gemma-2, Phi-3, Mixtral, Qwen-MoE) as transformers 4.36 runs them
  * (the newer families with their own modules' differences):
  * XxxForCausalLM.forward(input_ids), and, inside generate(), with a 2-D
  * attention mask and a KV cache.
