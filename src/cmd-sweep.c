@@ -6,7 +6,7 @@
  *
  * A KEY is an arch parameter (sm.count: gs_arch_set, as `run --set` does),
  * a run option (batch, seq, mode, runtime, dtype, gen-tokens, attention,
- * optimizer, moe: the value replaces the option's) or arch (a GPU per
+ * optimizer, moe, routing: the value replaces the option's) or arch (a GPU per
  * value).  Every point of the cartesian product of the lists is simulated.
  * One CSV row per point: the values, total_ms, forward_ms, backward_ms,
  * optimizer_ms, the speedup over the arch as given running the point's
@@ -106,8 +106,9 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
     "skipped: why a point could not be predicted (it does not fit, ...),\n"
     "its figures left empty; the other points still run.  A KEY is an\n"
     "arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
-    "gen-tokens, attention, optimizer, moe) or arch (a GPU per value), e.g.\n"
-    "--set batch=1,8,32 --set arch=h100,a100.  WORKLOAD -: standard input.");
+    "gen-tokens, attention, optimizer, moe, routing) or arch (a GPU per\n"
+    "value), e.g. --set batch=1,8,32 --set arch=h100,a100.  WORKLOAD -:\n"
+    "standard input.");
   g_option_context_set_description (ctx,
     "Exit status: 0 ok (a point ran), 1 no point could be predicted, 2 usage,\n"
     "3 bad input.\n"
@@ -148,7 +149,7 @@ point_clear (gpointer p)
 /* The run options an axis may vary, as --set KEY takes them. */
 static const char *const option_keys[] = {
   "batch", "seq", "mode", "runtime", "dtype", "gen-tokens", "attention",
-  "optimizer", "moe",
+  "optimizer", "moe", "routing",
 };
 
 static gboolean
@@ -172,7 +173,8 @@ option_field (GsPartitionArgs *args, const char *key, int **num, char ***str)
          : strcmp (key, "runtime") == 0 ? &args->runtime
          : strcmp (key, "dtype") == 0 ? &args->dtype
          : strcmp (key, "attention") == 0 ? &args->attention
-         : strcmp (key, "optimizer") == 0 ? &args->optimizer : &args->moe;
+         : strcmp (key, "optimizer") == 0 ? &args->optimizer
+         : strcmp (key, "routing") == 0 ? &args->routing : &args->moe;
 }
 
 /* Does ARGS give run option KEY? */

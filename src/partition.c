@@ -44,6 +44,10 @@ gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
       "OPT" },
     { "moe", 0, 0, G_OPTION_ARG_STRING, &a->moe,
       "Switch sparse MLP: harness (padded experts, default) or hf", "IMPL" },
+    { "routing", 0, 0, G_OPTION_ARG_STRING, &a->routing,
+      "MoE routing: identical (every token picks the same experts, as the "
+      "reference inputs do; inference default) or balanced (tokens spread "
+      "evenly over the experts; training default)", "HOW" },
     { "sm-limit", 0, 0, G_OPTION_ARG_DOUBLE, &a->sm_limit,
       "MPS active-thread percentage: use that share of the SMs", "PCT" },
     { "mig", 0, 0, G_OPTION_ARG_STRING, &a->mig,
@@ -81,6 +85,7 @@ gs_partition_args_clear (GsPartitionArgs *a)
   g_free (a->attention);
   g_free (a->optimizer);
   g_free (a->moe);
+  g_free (a->routing);
   g_free (a->decode_samples);
   memset (a, 0, sizeof *a);
 }
@@ -129,6 +134,7 @@ gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
   o->optimizer = a->optimizer;
   o->mig = a->mig;
   o->moe = a->moe;
+  o->routing = a->routing;
   return TRUE;
 }
 

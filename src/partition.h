@@ -23,7 +23,7 @@ typedef struct {
   int batch, seq;           /* GS_CLI_UNSET: not given (0 is refused) */
   int gen_tokens;          /* GS_CLI_UNSET: not given (0: no decode) */
   char *decode_samples;
-  char *mode, *runtime, *dtype, *attention, *optimizer, *moe;
+  char *mode, *runtime, *dtype, *attention, *optimizer, *moe, *routing;
 } GsPartitionArgs;
 
 /* Adds the options to CTX's main group, writing into ARGS.  WITH_SET adds

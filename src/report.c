@@ -371,10 +371,15 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
                  gs_runtime_name (prog->runtime));
     }
   else if (prog->model)
-    fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s\n",
+    fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s%s%s\n",
              prog->model, prog->mode ? prog->mode : "inference", prog->batch,
              prog->seq, gs_runtime_name (prog->runtime),
-             gs_dtype_name (prog->dtype));
+             gs_dtype_name (prog->dtype),
+             prog->routing == NULL ? ""
+             : strcmp (prog->routing, "balanced") == 0
+             ? ", routing balanced (tokens spread evenly over the experts)"
+             : ", routing identical (every token picks the same experts; "
+               "--routing balanced spreads them)", "");
 }
 
 static void
@@ -674,6 +679,11 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
       json_builder_add_int_value (b, prog->batch);
       json_builder_set_member_name (b, "seq");
       json_builder_add_int_value (b, prog->seq);
+      if (prog->routing)
+        {
+          json_builder_set_member_name (b, "routing");
+          json_builder_add_string_value (b, prog->routing);
+        }
     }
   json_builder_set_member_name (b, "total_ms");
   json_builder_add_double_value (b, sum->total_ms);

@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..15"
+echo "1..16"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -209,4 +209,18 @@ if grep -q "^gpusim run: kernels simulated (first pass, for the host's waits): \
   echo "ok 15 --progress: the first pass of a model with host waits"
 else
   echo "not ok 15 --progress first pass"; sed 's/^/# /' "$tmp/opt.err" | head -40
+fi
+
+# 16. A mixture of experts says how its tokens were routed: identical by
+# default in inference (and how to spread them), balanced when asked, in
+# the header and the JSON; a dense model says nothing of it.
+"$GPUSIM" run tests/data/models/tiny-mixtral.json --arch h100 --seq 16 > "$tmp/moe.txt"
+"$GPUSIM" run tests/data/models/tiny-mixtral.json --arch h100 --seq 16 \
+  --routing balanced --format json > "$tmp/moe.json"
+if sed -n 3p "$tmp/moe.txt" | grep -q ', routing identical (every token picks the same experts; --routing balanced spreads them)$' &&
+   [ "$("$J" "$tmp/moe.json" routing)" = balanced ] &&
+   ! grep -q routing "$tmp/quiet.txt"; then
+  echo "ok 16 MoE routing in the header and the JSON"
+else
+  echo "not ok 16 MoE routing"; sed -n 1,4p "$tmp/moe.txt" | sed 's/^/# /'
 fi

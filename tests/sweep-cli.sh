@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..19"
+echo "1..20"
 
 check () {
   n=$1; d=$2; shift 2
@@ -205,3 +205,13 @@ check 18 "a MIG profile of one GPU of the grid: the other's point skipped" \
 check 19 "a MIG profile of no GPU of the grid: exit 2" \
   sh -c "test $r = 2 && test ! -s '$tmp/nomig.csv' &&
          grep -q '^gpusim sweep: --mig 3g.2gb: a100-pcie-40gb has no such MIG profile' '$tmp/e19'"
+
+# 20. routing is a run option an axis can vary: a decode step of batch 8
+# over balanced experts reaches all 4 of them (identical: 2), and takes
+# longer.
+"$GPUSIM" sweep tests/data/models/tiny-mixtral.json --arch h100 --seq 16 \
+  --gen-tokens 4 --batch 8 --set routing=identical,balanced > "$tmp/rt.csv" 2> "$tmp/e20"; r=$?
+check 20 "a routing axis: balanced slower than identical" \
+  awk -F, -v r=$r 'NR == 2 && $1 == "identical" { a = $2 }
+                   NR == 3 && $1 == "balanced" { b = $2 }
+                   END { exit !(r == 0 && NR == 3 && a > 0 && b > a) }' "$tmp/rt.csv"

@@ -49,7 +49,7 @@ typedef struct {
   int batch, seq, gen;
   int samples;             /* decode steps simulated: 0 the default, < 0
                             * every one */
-  const char *mode, *attention, *optimizer, *moe;
+  const char *mode, *attention, *optimizer, *moe, *routing;
   int runtime, dtype;
 } Req;
 
@@ -67,6 +67,7 @@ options (const Req *r)
   o.attention = r->attention;
   o.optimizer = r->optimizer;
   o.moe = r->moe;
+  o.routing = r->routing;
   o.runtime = r->runtime ? r->runtime : -1;
   o.dtype = r->dtype ? r->dtype : -1;
   return o;
@@ -1070,6 +1071,74 @@ test_moe_and_encdec (void)
                           "embedding"));
   g_assert_cmpuint (count_ops (t5, ANY_LAYER, -1, GS_OP_EMBEDDING,
                                "embedding"), ==, 2 + 2);
+}
+
+/* Experts of layer 0 in P that get tokens in the decode step STEP (-1:
+ * any op of the layer), and the tokens the first of them gets. */
+static guint
+busy_experts (const GsModelPlan *p, int step, int64_t *first_rows)
+{
+  guint n = 0;
+  *first_rows = 0;
+  for (int e = 0; e < 64; e++)
+    {
+      g_autofree char *tag = g_strdup_printf ("experts.%d.w1", e);
+      for (guint i = 0; i < p->ops->len; i++)
+        {
+          const GsOp *op = op_at (p, i);
+          if (op->layer == 0 && op->kind == GS_OP_GEMM && op->tag
+              && g_str_has_suffix (op->tag, tag)
+              && (step < 0 || op->step == step))
+            {
+              if (n++ == 0)
+                *first_rows = op->m;
+              break;
+            }
+        }
+    }
+  return n;
+}
+
+/* --routing: identical tokens pick the same top-2 of 4 experts; balanced
+ * deals batch x seq x 2 choices over all 4, and a decode step's batch of
+ * 3 tokens (6 choices) reaches all 4 experts where identical ones reach
+ * 2.  Training defaults to balanced, and --routing identical holds there
+ * too.  The plan says which it used. */
+static void
+test_moe_routing (void)
+{
+  int64_t rows;
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) same = plan_fixture ("tiny-mixtral.json", &r);
+  g_assert_cmpuint (busy_experts (same, -1, &rows), ==, 2);
+  g_assert_cmpint (rows, ==, 32);
+  g_assert_cmpstr (same->routing, ==, "identical");
+  r.routing = "balanced";
+  g_autoptr (GsModelPlan) spread = plan_fixture ("tiny-mixtral.json", &r);
+  g_assert_cmpuint (busy_experts (spread, -1, &rows), ==, 4);
+  g_assert_cmpint (rows, ==, 2 * 16 * 2 / 4);
+  g_assert_cmpstr (spread->routing, ==, "balanced");
+
+  Req d = { .batch = 3, .seq = 16, .gen = 4, .samples = -1 };
+  g_autoptr (GsModelPlan) d_same = plan_fixture ("tiny-mixtral.json", &d);
+  g_assert_cmpuint (busy_experts (d_same, 2, &rows), ==, 2);
+  g_assert_cmpint (rows, ==, 3);
+  d.routing = "balanced";
+  g_autoptr (GsModelPlan) d_spread = plan_fixture ("tiny-mixtral.json", &d);
+  g_assert_cmpuint (busy_experts (d_spread, 2, &rows), ==, 4);
+  g_assert_cmpint (rows, ==, 2);         /* 6 choices: 2, 2, 1, 1 */
+
+  Req t = { .batch = 2, .seq = 16, .mode = "training" };
+  g_autoptr (GsModelPlan) train = plan_fixture ("tiny-mixtral.json", &t);
+  g_assert_cmpuint (busy_experts (train, -1, &rows), ==, 4);
+  g_assert_cmpstr (train->routing, ==, "balanced");
+  t.routing = "identical";
+  g_autoptr (GsModelPlan) t_same = plan_fixture ("tiny-mixtral.json", &t);
+  g_assert_cmpuint (busy_experts (t_same, -1, &rows), ==, 2);
+
+  /* A model without experts has no routing to report. */
+  g_autoptr (GsModelPlan) dense = plan_fixture ("tiny-llama.json", &r);
+  g_assert_null (dense->routing);
 }
 
 /* ------------------------------------------------- measured op lists */
@@ -2489,6 +2558,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/params/published", test_published_params);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);
   g_test_add_func ("/models/layers/moe-encdec", test_moe_and_encdec);
+  g_test_add_func ("/models/layers/moe-routing", test_moe_routing);
   g_test_add_func ("/models/measured/bert-large", test_measured_bert);
   g_test_add_func ("/models/measured/gpt2-large", test_measured_gpt2);
   g_test_add_func ("/models/training/gpt2", test_training);

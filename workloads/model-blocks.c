@@ -571,12 +571,16 @@ gs_mb_expert_tokens (const GsMb *b, int expert, int64_t tokens, int top_k,
                      int capacity)
 {
   int64_t E = b->cfg->experts, B = b->batch;
-  int64_t per_seq = tokens / B;
-  int64_t n;
   if (b->g->opt.balanced_routing)
-    n = (per_seq * top_k + E - 1 - expert) / E;   /* even split */
-  else
-    n = expert < top_k ? per_seq : 0;             /* all pick the same */
+    {
+      /* The batch's tokens x top_k choices dealt out evenly: a decode
+       * step's B tokens reach min (B x top_k, E) experts, not top_k.  A
+       * capacity caps each sequence's tokens per expert. */
+      int64_t n = (tokens * top_k + E - 1 - expert) / E;
+      return capacity > 0 ? MIN (n, B * (int64_t) capacity) : n;
+    }
+  /* All pick the same top_k experts, every sequence its tokens. */
+  int64_t n = expert < top_k ? tokens / B : 0;
   if (capacity > 0)
     n = MIN (n, capacity);
   return B * n;

@@ -38,6 +38,7 @@ typedef struct {
   gboolean sdpa;           /* attn is torch's choice: set once dtype is known */
   Optim optim;
   GsMgMoe moe;
+  gboolean balanced;       /* MoE tokens spread evenly over the experts */
   int batch, seq, gen;
   int samples;             /* decode steps simulated at most (0: all) */
   int enc_seq;             /* an encoder-decoder's encoder tokens in its
@@ -187,6 +188,26 @@ parse_moe (const GsWorkloadOptions *opt, Request *r, GError **error)
   return TRUE;
 }
 
+/* --routing: identical tokens all pick the same experts (the reference
+ * inputs, torch.ones; the inference default) or spread evenly over them
+ * (training's default: dropout makes the hidden states differ; and what
+ * real text does, roughly). */
+static gboolean
+parse_routing (const GsWorkloadOptions *opt, Request *r, GError **error)
+{
+  const char *m = opt->routing;
+  if (m == NULL)
+    r->balanced = r->training;
+  else if (strcmp (m, "identical") == 0)
+    r->balanced = FALSE;
+  else if (strcmp (m, "balanced") == 0)
+    r->balanced = TRUE;
+  else
+    return setting_error (error, opt->at.routing, "routing \"%s\": use "
+                          "identical or balanced", m);
+  return TRUE;
+}
+
 /* What this arch can run: fp8 needs FP8 tensor cores, tf32 and bf16 GEMM
  * kernels; FlashAttention-2 needs sm80+ and half precision. */
 /* How the user would give setting KEY the value A (or B, where not NULL):
@@ -273,7 +294,8 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
 {
   memset (r, 0, sizeof *r);
   if (!parse_mode (opt, r, error) || !parse_attention (opt, r, error)
-      || !parse_optimizer (opt, r, error) || !parse_moe (opt, r, error))
+      || !parse_optimizer (opt, r, error) || !parse_moe (opt, r, error)
+      || !parse_routing (opt, r, error))
     return FALSE;
   r->runtime = opt->runtime >= 0 ? (GsRuntime) opt->runtime
                                  : GS_RUNTIME_EAGER;
@@ -651,7 +673,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
    * hidden state is (attention mixes identical values) and all route to
    * one expert.  Training runs dropout, which makes them differ: taken as
    * an even spread. */
-  mo.balanced_routing = r.training;
+  mo.balanced_routing = r.balanced;
   mo.moe = r.moe;
   mo.compiled = r.runtime == GS_RUNTIME_COMPILED;
   g_autoptr (GsMg) g = gs_mg_new (&mo);
@@ -672,6 +694,8 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   plan->decode_steps = decode_steps (&r);
   plan->samples = g_steal_pointer (&samples);
   plan->layers = total_layers (cfg);
+  plan->routing = cfg->experts > 0 ? (r.balanced ? "balanced" : "identical")
+                                   : NULL;
   GsRtPlan rp;
   gs_rt_plan_init (&rp);
   if (r.runtime == GS_RUNTIME_COMPILED)
@@ -882,6 +906,7 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
   if (plan->samples)
     prog->samples = g_array_copy (plan->samples);
   prog->layers = plan->layers;
+  prog->routing = plan->routing;
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (op_hash, op_equal, NULL,
                              (GDestroyNotify) g_array_unref);

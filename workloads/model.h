@@ -45,6 +45,8 @@ typedef struct {
   GArray *call;            /* guint per op: framework call it belongs to
                             * (the kernels of one torch call share it) */
   double host_us;          /* host time to issue everything, us */
+  const char *routing;     /* MoE routing, "identical" or "balanced" (a
+                            * static string; NULL: no experts) */
   GsProgressFunc progress; /* told of lowering and of the simulation that
                             * settles the host's waits (NULL: none) */
   void *progress_data;

@@ -45,6 +45,8 @@ typedef struct {
                             * when a long generation simulates some and
                             * interpolates the rest (NULL: every step) */
   int layers;
+  const char *routing;     /* MoE routing, "identical" or "balanced" (a
+                            * static string; NULL: no experts) */
   double host_us;          /* host time to issue everything */
   GsMemo *memo;            /* kernel timings found while building it, for
                               every later run on the same GPU */

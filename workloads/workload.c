@@ -34,7 +34,7 @@ gboolean
 gs_workload_options_model_only (const GsWorkloadOptions *opt, guint uses,
                                 const char *subject, GError **error)
 {
-  const char *set[10];
+  const char *set[11];
   guint n = 0;
   if (opt->batch > 0)
     set[n++] = "--batch";
@@ -56,6 +56,8 @@ gs_workload_options_model_only (const GsWorkloadOptions *opt, guint uses,
     set[n++] = "--optimizer";
   if (opt->moe != NULL)
     set[n++] = "--moe";
+  if (opt->routing != NULL)
+    set[n++] = "--routing";
   g_assert (n <= G_N_ELEMENTS (set));
   if (n == 0)
     return TRUE;
@@ -386,7 +388,7 @@ parse_kernel (const config_setting_t *entry, int index, GsProgram *prog,
 typedef struct {
   char *config;
   int batch, seq, gen_tokens, decode_samples;
-  char *mode, *runtime, *dtype, *attention, *optimizer, *moe;
+  char *mode, *runtime, *dtype, *attention, *optimizer, *moe, *routing;
 } ModelSpec;
 
 #define OFF(f) offsetof (ModelSpec, f)
@@ -414,6 +416,9 @@ static const GsParam model_params[] = {
     "none, adam or adam_fused (training)" },
   { "moe", GS_PARAM_STRING, OFF (moe), "", NAN, "harness", 0, 0, 0,
     "Switch sparse MLP: harness (padded experts) or hf" },
+  { "routing", GS_PARAM_STRING, OFF (routing), "", NAN, NULL, 0, 0, 0,
+    "MoE routing: identical or balanced (default: identical in inference, "
+    "balanced in training)" },
 };
 #undef OFF
 
@@ -454,6 +459,7 @@ load_model_group (const char *file, const config_setting_t *group,
   g_autofree char *mode_at = NULL, *gen_at = NULL, *dtype_at = NULL;
   g_autofree char *seq_at = NULL;
   g_autofree char *attention_at = NULL, *optimizer_at = NULL, *moe_at = NULL;
+  g_autofree char *routing_at = NULL;
   if (!config_setting_is_group (group))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
@@ -507,6 +513,9 @@ load_model_group (const char *file, const config_setting_t *group,
     o.optimizer = m.optimizer;
   if (o.moe == NULL && (o.at.moe = moe_at = setting_at (group, "moe")))
     o.moe = m.moe;
+  if (o.routing == NULL
+      && (o.at.routing = routing_at = setting_at (group, "routing")))
+    o.routing = m.routing;
   if (o.runtime < 0)
     {
       o.runtime = gs_runtime_parse (m.runtime);

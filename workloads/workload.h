@@ -27,6 +27,9 @@ typedef struct {
                             * interpolated (0: all; -1: file/default) */
   const char *attention;   /* "eager", "flash2", "mem_eff" (NULL: default) */
   const char *optimizer;   /* "none", "adam" (NULL: none) */
+  const char *routing;     /* MoE routing: "identical" or "balanced" (NULL:
+                            * identical in inference, balanced in
+                            * training) */
   const char *moe;         /* Switch sparse MLP: "harness" or "hf" (NULL:
                             * harness) */
   const char *mig;         /* MIG profile it runs on (NULL: the whole GPU):
@@ -44,6 +47,7 @@ typedef struct {
    * GS_ERROR_INPUT, not GS_ERROR_USAGE). */
   struct {
     const char *mode, *gen_tokens, *dtype, *attention, *optimizer, *moe;
+    const char *routing;
     const char *seq;
   } at;
 } GsWorkloadOptions;
