@@ -13,7 +13,8 @@ dist_examplesconfigs_DATA = examples/configs/gpt2-large.json \
 	examples/configs/phi3-mini-4k.json examples/configs/pythia-1.4b.json \
 	examples/configs/falcon-7b.json \
 	examples/configs/roberta-base.json examples/configs/qwen3-30b-a3b.json \
-	examples/configs/qwen1.5-moe-a2.7b.json
+	examples/configs/qwen1.5-moe-a2.7b.json \
+	examples/configs/deepseek-v3.json
 
 ## Hypothetical GPUs and the teaching labs.  Installed under the package
 ## data directory, so that a what-if file's base = "../../arch/NAME.cfg"

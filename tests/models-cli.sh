@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..34"
+echo "1..37"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -25,15 +25,16 @@ for w in gpt2 bert llama mixtral t5; do
 done
 
 # Every shipped config.json runs in inference (Mixtral-8x7B in fp8 and
-# Qwen3-30B-A3B in bf16, dtypes that fit them on one H100); the Qwen3 one
-# (q/k norms, its own head_dim) in bf16 training too, its backward above
-# its forward.
+# Qwen3-30B-A3B in bf16, dtypes that fit them on one H100; DeepSeek-V3
+# fits no GPU, below); the Qwen3 one (q/k norms, its own head_dim) in bf16
+# training too, its backward above its forward.
 bad=
 for c in examples/configs/*.json; do
   dt=
   case $c in
     *mixtral*) dt="--dtype fp8" ;;
     *qwen3-30b*) dt="--dtype bf16" ;;
+    *deepseek-v3*) continue ;;
   esac
   "$GPUSIM" run "$c" --arch h100 --batch 2 --seq 256 $dt --format json \
     > "$tmp/c.json" 2> "$tmp/err" &&
@@ -74,6 +75,43 @@ for m in qwen3-moe qwen2-moe; do
 done
 if [ -z "$bad" ]; then ok "qwen3_moe and qwen2_moe training"
 else fail "training failed:$bad"; fi
+
+# DeepSeek-V3 holds 671B parameters (1250 GiB in fp16): every shipped GPU
+# (not the family base files sm*.cfg) refuses it with the memory check's
+# message and exit status 1.
+bad=
+for a in arch/*.cfg; do
+  case $a in arch/sm*) continue ;; esac
+  "$GPUSIM" run examples/configs/deepseek-v3.json --arch "$a" --batch 1 \
+    --seq 16 --dtype fp16 > /dev/null 2> "$tmp/err"
+  st=$?
+  [ $st -eq 1 ] && grep -q "it needs at least 1249.9 GiB (weights 1249.9 GiB" \
+    "$tmp/err" && grep -q "the weights alone do not fit" "$tmp/err" ||
+    bad="$bad $a:$st"
+done
+if [ -z "$bad" ]; then ok "deepseek-v3 fits no GPU"; else fail "deepseek-v3:$bad"; fi
+
+# A small DeepSeek-V3 trains (backward through the latent attention, the
+# router's sigmoid, the chosen and the shared experts) and generates (its
+# cache of per-head keys and values).
+if "$GPUSIM" run tests/data/models/tiny-deepseek-v3.json --arch h100 \
+     --batch 2 --seq 64 --mode training --dtype bf16 --format json \
+     > "$tmp/dt.json" 2> "$tmp/err" &&
+   awk -v b="$("$J" "$tmp/dt.json" backward_ms)" 'BEGIN { exit !(b > 0) }'; then
+  ok "deepseek_v3 training"
+else
+  fail "deepseek_v3 training"
+fi
+if "$GPUSIM" run tests/data/models/tiny-deepseek-v3.json --arch h100 \
+     --batch 2 --seq 64 --gen-tokens 8 --dtype bf16 --routing balanced \
+     --format json > "$tmp/dg.json" 2> "$tmp/err" &&
+   awk -v f="$("$J" "$tmp/dg.json" first_token_ms)" \
+       -v d="$("$J" "$tmp/dg.json" decode_step_ms)" \
+       'BEGIN { exit !(f > 0 && d > 0) }'; then
+  ok "deepseek_v3 generates"
+else
+  fail "deepseek_v3 generates"
+fi
 
 # A config.json on the command line, as in DESIGN.md.
 if "$GPUSIM" run data/neusight/models/gpt3_27.json --arch h100 --batch 8 \

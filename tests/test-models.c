@@ -691,6 +691,203 @@ test_qwen2_moe (void)
                    2 * 1000 * H + 2 * layer + H);
 }
 
+#define TINY_DSV3 "\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, " \
+  "\"num_attention_heads\": 4, \"intermediate_size\": 160, " \
+  "\"moe_intermediate_size\": 32, \"n_routed_experts\": 8, " \
+  "\"num_experts_per_tok\": 2, \"n_group\": 4, \"topk_group\": 2, " \
+  "\"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": " \
+  "8, \"v_head_dim\": 12, \"vocab_size\": 1000"
+
+/* The GEMMs among the forward ops tagged exactly TAG, or NULL. */
+static const GsOp *
+dsv3_gemm (const GsModelPlan *p, const char *tag)
+{
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if (op->phase == GS_PHASE_FORWARD && op->kind == GS_OP_GEMM && op->tag
+          && g_str_has_suffix (op->tag, tag))
+        return op;
+    }
+  return NULL;
+}
+
+/* DeepSeek-V3's latent attention (tiny-deepseek-v3.json: hidden 64, 4
+ * heads, q_lora_rank 48, kv_lora_rank 32, heads of 16 + 8 for the scores
+ * and 12 for the values; B=2, S=16, bf16): q_a_proj, q_a_layernorm (an
+ * RMSNorm: eight kernels in bf16), q_b_proj; kv_a_proj_with_mqa,
+ * kv_a_layernorm, kv_b_proj; the cos/sin tables and their gathers; the
+ * interleave copies of q's and k's rotary parts; the rotary embedding of
+ * each (mul, neg, cat, mul, add); q and k concatenated from their parts;
+ * scores (bmm) times the scale, plus the mask, softmax in fp32 and its
+ * cast, the value (a head-split view) copied for bmm, bmm, the head merge,
+ * o_proj. */
+static void
+test_deepseek_v3_attn (void)
+{
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-deepseek-v3.json", &r);
+  const char *norm = "_to_copy pow mean add rsqrt mul _to_copy mul";
+  const char *rope = "mul neg cat mul add";
+  g_autofree char *want = g_strjoin (" ", "mm", norm, "mm", "mm", norm, "mm",
+                                     "_to_copy _to_copy index index",
+                                     "clone clone", rope, rope, "cat cat",
+                                     "bmm mul add _softmax _to_copy clone "
+                                     "bmm contiguous mm", NULL);
+  g_autofree char *attn = op_names (p, "layers.0.self_attn");
+  g_assert_cmpstr (attn, ==, want);
+  /* 32 tokens; q_b to 4 x 24, kv_a to 32 + 8, kv_b to 4 x (16 + 12),
+   * o_proj from 4 x 12. */
+  assert_gemm (dsv3_gemm (p, "layers.0.self_attn.q_a_proj"), 1, 32, 48, 64);
+  assert_gemm (dsv3_gemm (p, "layers.0.self_attn.q_b_proj"), 1, 32, 96, 48);
+  assert_gemm (dsv3_gemm (p, "layers.0.self_attn.kv_a_proj_with_mqa"), 1, 32,
+               40, 64);
+  assert_gemm (dsv3_gemm (p, "layers.0.self_attn.kv_b_proj"), 1, 32, 112,
+               32);
+  assert_gemm (dsv3_gemm (p, "layers.0.self_attn.o_proj"), 1, 32, 64, 48);
+  g_assert_null (dsv3_gemm (p, "layers.0.self_attn.q_proj"));
+  /* Scores over heads of 24, the context over values of 12. */
+  assert_gemm (find_op (p, 0, "layers.0.self_attn", "bmm"), 8, 16, 16, 24);
+  assert_gemm (find_op (p, 1, "layers.0.self_attn", "bmm"), 8, 16, 12, 16);
+  /* The key's rotary part is one head, the query's four. */
+  const GsOp *ck = find_op (p, 1, "layers.0.self_attn", "clone");
+  g_assert_cmpint (gs_op_elems (ck), ==, 32 * 8);
+
+  /* q_lora_rank null: one q_proj instead of q_a_proj, its norm and
+   * q_b_proj; rope_interleave false: no interleave copies. */
+  g_autoptr (GsModelPlan) pn = plan_text ("q-null.json", "{ " TINY_DSV3
+    ", \"num_hidden_layers\": 1, \"q_lora_rank\": null, "
+    "\"rope_interleave\": false }", &r);
+  g_autofree char *want_n = g_strjoin (" ", "mm", "mm", norm, "mm",
+                                       "_to_copy _to_copy index index",
+                                       rope, rope, "cat cat",
+                                       "bmm mul add _softmax _to_copy clone "
+                                       "bmm contiguous mm", NULL);
+  g_autofree char *attn_n = op_names (pn, "layers.0.self_attn");
+  g_assert_cmpstr (attn_n, ==, want_n);
+  assert_gemm (dsv3_gemm (pn, "layers.0.self_attn.q_proj"), 1, 32, 96, 64);
+  g_assert_null (dsv3_gemm (pn, "layers.0.self_attn.q_a_proj"));
+
+  /* A decode step caches every head's key (24 wide) and value (12), not
+   * the latent: the cache's cat over 2 x 4 heads x (16 + 1) tokens. */
+  Req d = { .batch = 2, .seq = 16, .gen = 2, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-deepseek-v3.json", &d);
+  gboolean key = FALSE, value = FALSE;
+  for (guint i = 0; i < pd->ops->len; i++)
+    {
+      const GsOp *op = op_at (pd, i);
+      if (op->step != 1 || op->layer != 0 || strcmp (op->name, "cat") != 0)
+        continue;
+      g_assert_cmpint (op->cols, !=, 32 + 8);
+      if (gs_op_elems (op) == 2 * 4 * 17 * 24 && op->cols == 24)
+        key = TRUE;
+      if (gs_op_elems (op) == 2 * 4 * 17 * 12 && op->cols == 12)
+        value = TRUE;
+    }
+  g_assert_true (key && value);
+  assert_gemm (find_op (pd, 2, "layers.0.self_attn", "bmm"), 8, 1, 17, 24);
+}
+
+/* DeepSeek-V3's layers and MoE block (tiny-deepseek-v3.json: 3 layers,
+ * first_k_dense_replace 1, 8 experts of 32 in 4 groups, top 2 of the best
+ * 2 groups, 2 shared experts; B=2, S=16, bf16).  Layer 0 runs the dense
+ * MLP of intermediate_size; the others the router: the hidden states and
+ * the weight cast to fp32, the fp32 GEMM, sigmoid; the choice (+ bias,
+ * each group's top 2 and their sum, the top groups, zeros_like, scatter_,
+ * the mask expanded, bool, ~, masked_fill, top_k); the gather of the
+ * chosen scores, their renormalisation (sum, + 1e-20, div_) and the
+ * scaling; then the fp32 output, the one_hot, per expert torch.where and,
+ * for the two the identical tokens choose, the weight and row gathers,
+ * the expert, the product and index_add_; the cast back; the shared
+ * experts as one MLP of 2 x 32 and the sum. */
+static void
+test_deepseek_v3_moe (void)
+{
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-deepseek-v3.json", &r);
+  g_autofree char *dense = op_names (p, "layers.0.mlp");
+  g_assert_cmpstr (dense, ==, "mm silu mm mul mm");
+  assert_gemm (dsv3_gemm (p, "layers.0.mlp.gate_proj"), 1, 32, 160, 64);
+  g_assert_null (dsv3_gemm (p, "layers.0.mlp.gate"));
+  const char *router = "_to_copy _to_copy mm sigmoid add topk sum topk "
+                       "zeros_like scatter_ clone _to_copy bitwise_not "
+                       "masked_fill topk gather sum add div_ mul";
+  GString *want = g_string_new (router);
+  g_string_append (want, " zeros_like zeros scatter_");
+  for (int e = 0; e < 8; e++)
+    {
+      g_string_append (want, " nonzero nonzero_select");
+      if (e < 2)
+        g_string_append (want, " index index mm silu mm mul mm mul "
+                         "index_add_");
+    }
+  g_string_append (want, " _to_copy mm silu mm mul mm add");
+  for (int l = 1; l < 3; l++)
+    {
+      g_autofree char *tag = g_strdup_printf ("layers.%d.mlp", l);
+      g_autofree char *moe = op_names (p, tag);
+      g_assert_cmpstr (moe, ==, want->str);
+    }
+  g_string_free (want, TRUE);
+  /* The router's GEMM in fp32 over 8 experts; the group scores: 32 x 4
+   * groups of 2 experts, their top 2; the top 2 of 4 groups; the top 2 of
+   * the 8 experts. */
+  const GsOp *gate = dsv3_gemm (p, "layers.1.mlp.gate");
+  assert_gemm (gate, 1, 32, 8, 64);
+  g_assert_cmpint (gate->dtype, ==, GS_DTYPE_FP32);
+  const GsOp *t0 = find_op (p, 0, "layers.1.mlp.gate", "topk");
+  const GsOp *t1 = find_op (p, 1, "layers.1.mlp.gate", "topk");
+  const GsOp *t2 = find_op (p, 2, "layers.1.mlp.gate", "topk");
+  g_assert_cmpint (t0->rows, ==, 32 * 4);
+  g_assert_cmpint (t0->cols, ==, 2);
+  g_assert_cmpint (t1->rows, ==, 32);
+  g_assert_cmpint (t1->cols, ==, 4);
+  g_assert_cmpint (t2->rows, ==, 32);
+  g_assert_cmpint (t2->cols, ==, 8);
+  assert_gemm (dsv3_gemm (p, "layers.1.mlp.experts.1.gate_proj"), 1, 32, 32,
+               64);
+  g_assert_null (dsv3_gemm (p, "layers.1.mlp.experts.2.gate_proj"));
+  assert_gemm (dsv3_gemm (p, "layers.1.mlp.shared_experts.gate_proj"), 1,
+               32, 64, 64);
+  assert_gemm (dsv3_gemm (p, "layers.1.mlp.shared_experts.down_proj"), 1,
+               32, 64, 64);
+  g_assert_cmpint (find_op (p, 0, "layers.1.mlp", "index_add_")->dtype, ==,
+                   GS_DTYPE_FP32);
+
+  /* norm_topk_prob false: no renormalisation; first_k_dense_replace 0:
+   * layer 0 sparse too. */
+  g_autoptr (GsModelPlan) pn = plan_text ("dsv3-moe.json", "{ " TINY_DSV3
+    ", \"num_hidden_layers\": 2, \"norm_topk_prob\": false, "
+    "\"first_k_dense_replace\": 0 }", &r);
+  g_autofree char *moe_n = op_names (pn, "layers.0.mlp");
+  g_assert_true (g_str_has_prefix (moe_n, "_to_copy _to_copy mm sigmoid add "
+                                   "topk sum topk zeros_like scatter_ clone "
+                                   "_to_copy bitwise_not masked_fill topk "
+                                   "gather mul zeros_like"));
+  g_assert_null (dsv3_gemm (pn, "layers.0.mlp.gate_proj"));
+
+  /* Training: the router's sigmoid, the shared experts and the chosen
+   * experts have their backward; every parameter counts (routed rows
+   * dealt evenly: 32 x 2 over 8 experts). */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam",
+            .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-deepseek-v3.json", &t);
+  g_assert_cmpuint (count_tagged (pt, "layers.1.mlp.gate",
+                                  GS_PHASE_BACKWARD, -1, "sigmoid_backward"),
+                    ==, 1);
+  g_assert_cmpuint (count_tagged (pt, "layers.2.mlp.experts.7",
+                                  GS_PHASE_BACKWARD, GS_OP_GEMM, NULL), >, 0);
+  g_assert_cmpuint (count_tagged (pt, "layers.0.self_attn.kv_b_proj",
+                                  GS_PHASE_BACKWARD, GS_OP_GEMM, NULL), >, 0);
+  int64_t H = 64, NH = 4;
+  int64_t attn = H * 48 + 48 + 48 * NH * 24 + H * 40 + 32 + 32 * NH * 28
+                 + NH * 12 * H;
+  int64_t dense_layer = attn + 3 * H * 160 + 2 * H;
+  int64_t sparse = attn + H * 8 + 8 * 3 * H * 32 + 3 * H * 64 + 2 * H;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   2 * 1000 * H + dense_layer + 2 * sparse + H);
+}
+
 /* Masks added to the scores say how the heads share them (B=2, S=16, 4
  * heads): OPT's [B,1,S,S] mask one S x S slab per sequence, BERT's
  * [B,1,1,S] one row, GPT-2's bool causal buffer [1,1,S,S] all of it. */
@@ -1012,10 +1209,18 @@ test_published_params (void)
      * + 2 x 2048 + 2048 x 60 + 60 x 3 x 2048 x 1408 + 3 x 2048 x 5632
      * + 2048) + 2048; published as 14.3B */
     { "qwen1.5-moe-a2.7b.json", 14315784192LL, 14.3e9, 0 },
+    /* 2 x 129280 x 7168 + 3 x (A + 3 x 7168 x 18432 + 2 x 7168) + 58 x
+     * (A + 7168 x 256 + 256 x 3 x 7168 x 2048 + 3 x 7168 x 2048 + 2 x
+     * 7168) + 7168, with the attention A = 7168 x 1536 + 1536 + 1536 x
+     * 128 x 192 + 7168 x 576 + 512 + 512 x 128 x 256 + 128 x 128 x 7168;
+     * published as 671B, without the 14B of the multi-token prediction
+     * module its checkpoint also stores */
+    { "deepseek-v3.json", 671026404352LL, 671e9, 0 },
   };
-  /* 16 tokens: in training each of Qwen3-30B-A3B's 128 experts gets one
-   * of the 16 x 8 routed rows, so each has a gradient and is counted. */
-  Req t = { .batch = 1, .seq = 16, .mode = "training", .optimizer = "adam" };
+  /* 32 tokens: in training each of DeepSeek-V3's 256 experts gets one of
+   * the 32 x 8 routed rows (Qwen3-30B-A3B's 128 two), so each has a
+   * gradient and is counted. */
+  Req t = { .batch = 1, .seq = 32, .mode = "training", .optimizer = "adam" };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autofree char *f = src_path ("examples", "configs", cases[i].config,
@@ -2550,6 +2755,8 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/qwen3-moe-pattern",
                    test_qwen3_moe_layers);
   g_test_add_func ("/models/layers/qwen2-moe", test_qwen2_moe);
+  g_test_add_func ("/models/layers/deepseek-v3-attn", test_deepseek_v3_attn);
+  g_test_add_func ("/models/layers/deepseek-v3-moe", test_deepseek_v3_moe);
   g_test_add_func ("/models/layers/gemma", test_gemma);
   g_test_add_func ("/models/layers/phi3", test_phi3);
   g_test_add_func ("/models/layers/neox", test_neox);

@@ -5,7 +5,9 @@
  * FalconConfig,
  * LlamaConfig,
  * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig, Qwen2MoeConfig,
- * Qwen3MoeConfig, SwitchTransformersConfig, T5Config) for keys a file leaves
+ * Qwen3MoeConfig,
+ * DeepseekV3Config,
+ * SwitchTransformersConfig, T5Config) for keys a file leaves
  * out; the sizes that define a model (width, depth, heads, vocabulary) must
  * be present.  XLMRobertaConfig and CamembertConfig differ from
  * RobertaConfig only in the vocabulary, which a file must give.
@@ -96,6 +98,9 @@ static const FamilyKeys families[] = {
   { "qwen3_moe", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 6144,
     "max_position_embeddings", 32768, "hidden_act", "silu" },
+  { "deepseek_v3", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 18432,
+    "max_position_embeddings", 4096, "hidden_act", "silu" },
   { "switch_transformers", GS_HF_SWITCH, "d_model", "num_layers",
     "num_heads", "vocab_size", "d_ff", 2048, NULL, 0,
     "dense_act_fn", "relu" },
@@ -123,7 +128,9 @@ gs_hf_supported_types (void)
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
          "falcon, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
-         "qwen2_moe, qwen3_moe, switch_transformers, t5";
+         "qwen2_moe, qwen3_moe, "
+         "deepseek_v3, "
+         "switch_transformers, t5";
 }
 
 /* Bounds on what a config may say, far above any published model (the
@@ -291,6 +298,53 @@ get_bool (const Reader *r, const char *key, gboolean def, gboolean *out,
     return fail_type (r, key, "true or false", error);
   *out = json_node_get_boolean (n);
   return TRUE;
+}
+
+/* Reads an integer >= 0 (a count that may be zero); absent: DEF. */
+static gboolean
+get_count (const Reader *r, const char *key, int def, int *out,
+           GError **error)
+{
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    {
+      *out = def;
+      return TRUE;
+    }
+  double v;
+  if (!number_of (r, n, key, "an integer >= 0", &v, error))
+    return FALSE;
+  if (v != floor (v) || v < 0 || v > MAX_SIZE)
+    {
+      reader_fail (r, key, error,
+                   "key '%s' is %g; it must be an integer from 0 to %d", key,
+                   v, MAX_SIZE);
+      return FALSE;
+    }
+  *out = (int) v;
+  return TRUE;
+}
+
+/* Reads a positive integer, or null for none (0); absent: DEF. */
+static gboolean
+get_int_or_null (const Reader *r, const char *key, int def, int *out,
+                 GError **error)
+{
+  if (json_object_has_member (r->obj, key) && member (r, key) == NULL)
+    {
+      *out = 0;
+      return TRUE;
+    }
+  JsonNode *n = member (r, key);
+  if (n != NULL && !(JSON_NODE_HOLDS_VALUE (n)
+                     && (json_node_get_value_type (n) == G_TYPE_INT64
+                         || json_node_get_value_type (n) == G_TYPE_DOUBLE)))
+    return fail_type (r, key, "a positive integer or null", error);
+  if (n != NULL && !(json_node_get_double (n) > 0))
+    return reader_fail (r, key, error,
+                        "key '%s' is %g; it must be a positive integer, or "
+                        "null for none", key, json_node_get_double (n));
+  return get_int (r, key, def, FALSE, out, error);
 }
 
 /* Reads a positive number; absent: DEF.  With NULLABLE an explicit null
@@ -836,6 +890,98 @@ read_moe (const Reader *r, GsHfConfig *c, GError **error)
          && parse_dense_layers (r, c, error);
 }
 
+/* DeepSeek-V3 (DeepseekV3Config, transformers 4.51): multi-head latent
+ * attention (q through a q_lora_rank-wide q_a_proj and its RMSNorm, or one
+ * q_proj when q_lora_rank is null; keys and values from a kv_lora_rank-wide
+ * latent plus one shared rotary key head of qk_rope_head_dim; heads of
+ * qk_nope_head_dim + qk_rope_head_dim for the scores and v_head_dim for the
+ * values), then a dense MLP of intermediate_size on the first
+ * first_k_dense_replace layers and DeepSeek's MoE on the others:
+ * n_routed_experts experts of moe_intermediate_size chosen by sigmoid
+ * scores, num_experts_per_tok of them from the topk_group best of n_group
+ * groups, and n_shared_experts shared experts run as one MLP. */
+static gboolean
+read_deepseek (const Reader *r, GsHfConfig *c, GError **error)
+{
+  int kv_heads, shared, freq;
+  double scaling;
+  c->deepseek = TRUE;
+  c->gated = TRUE;
+  c->pre_norm = TRUE;
+  c->mlp_bias = FALSE;
+  if (!get_int_or_null (r, "q_lora_rank", 1536, &c->q_lora_rank, error)
+      || !get_int (r, "kv_lora_rank", 512, FALSE, &c->kv_lora_rank, error)
+      || !get_int (r, "qk_nope_head_dim", 128, FALSE, &c->qk_nope_dim, error)
+      || !get_int (r, "qk_rope_head_dim", 64, FALSE, &c->qk_rope_dim, error)
+      || !get_int (r, "v_head_dim", 128, FALSE, &c->v_head_dim, error)
+      || !get_bool (r, "rope_interleave", TRUE, &c->rope_interleave, error)
+      || !get_int (r, "num_key_value_heads", c->heads, FALSE, &kv_heads,
+                   error)
+      || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
+                    error)
+      || !get_bool (r, "attention_bias", FALSE, &c->linear_bias, error)
+      || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
+      || !get_int (r, "n_routed_experts", 256, FALSE, &c->experts, error)
+      || !check_max (r, "n_routed_experts", c->experts, MAX_EXPERTS,
+                     "experts", error)
+      || !get_int (r, "num_experts_per_tok", 8, FALSE, &c->top_k, error)
+      || !get_int (r, "moe_intermediate_size", 2048, FALSE, &c->expert_ffn,
+                   error)
+      || !get_int (r, "n_shared_experts", 1, FALSE, &shared, error)
+      || !get_int (r, "n_group", 8, FALSE, &c->n_group, error)
+      || !get_int (r, "topk_group", 4, FALSE, &c->topk_group, error)
+      || !get_count (r, "first_k_dense_replace", 3, &c->first_dense, error)
+      || !get_bool (r, "norm_topk_prob", TRUE, &c->norm_topk, error)
+      || !get_positive (r, "routed_scaling_factor", 2.5, FALSE, &scaling,
+                        error)
+      || !get_int (r, "moe_layer_freq", 1, FALSE, &freq, error))
+    return FALSE;
+  c->o_bias = c->linear_bias;
+  if (c->qk_rope_dim % 2 != 0)
+    return reader_fail (r, "qk_rope_head_dim", error,
+                        "key 'qk_rope_head_dim' is %d; the rotary embedding "
+                        "pairs its dimensions, so it must be even",
+                        c->qk_rope_dim);
+  if (kv_heads != c->heads)
+    return reader_fail (r, "num_key_value_heads", error,
+                        "key 'num_key_value_heads' is %d; DeepSeek's latent "
+                        "attention expands every query head's key and "
+                        "value, so it must be 'num_attention_heads' (%d)",
+                        kv_heads, c->heads);
+  if (c->top_k > c->experts)
+    return reader_fail (r, "num_experts_per_tok", error,
+                        "key 'num_experts_per_tok' is %d but there are only "
+                        "%d experts", c->top_k, c->experts);
+  if (c->experts % c->n_group != 0 || c->experts / c->n_group < 2)
+    return reader_fail (r, "n_group", error,
+                        "key 'n_group' is %d; it must divide "
+                        "'n_routed_experts' (%d) into groups of at least 2 "
+                        "(a group scores as the sum of its best two)",
+                        c->n_group, c->experts);
+  if (c->topk_group > c->n_group)
+    return reader_fail (r, "topk_group", error,
+                        "key 'topk_group' is %d but there are only %d "
+                        "groups ('n_group')", c->topk_group, c->n_group);
+  if (freq != 1)
+    return reader_fail (r, "moe_layer_freq", error,
+                        "key 'moe_layer_freq' is %d; transformers' "
+                        "DeepSeek-V3 makes every layer from "
+                        "'first_k_dense_replace' on sparse, as with 1, the "
+                        "only value gpusim models", freq);
+  if ((gint64) c->expert_ffn * shared > MAX_SIZE)
+    return reader_fail (r, "n_shared_experts", error,
+                        "key 'n_shared_experts' is %d: the shared MLP would "
+                        "be %" G_GINT64_FORMAT " wide; gpusim accepts at "
+                        "most %d", shared,
+                        (gint64) c->expert_ffn * shared, MAX_SIZE);
+  c->shared_ffn = c->expert_ffn * shared;
+  c->head_dim = c->qk_nope_dim + c->qk_rope_dim;
+  c->rotary_dim = c->qk_rope_dim;
+  c->kv_heads = c->heads;
+  c->enc_sparse_step = 1;
+  return TRUE;
+}
+
 static gboolean
 read_llama (const Reader *r, GsHfConfig *c, GError **error)
 {
@@ -950,6 +1096,9 @@ gs_hf_layer_sparse (const GsHfConfig *cfg, int i, gboolean decoder)
   int step = decoder ? cfg->dec_sparse_step : cfg->enc_sparse_step;
   if (cfg->experts <= 0 || step <= 0)
     return FALSE;
+  /* DeepseekV3DecoderLayer: sparse from layer first_k_dense_replace on. */
+  if (cfg->deepseek)
+    return i >= cfg->first_dense;
   /* Qwen3MoeDecoderLayer: sparse unless in mlp_only_layers, on every
    * step-th layer counting from 1 (Mixtral's step is 1). */
   if (cfg->family == GS_HF_MIXTRAL)
@@ -1078,8 +1227,11 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
     case GS_HF_GPT_NEO: ok = read_neo (&r, c, error); break;
     case GS_HF_GPT_NEOX: ok = read_neox (&r, c, error); break;
     case GS_HF_FALCON: ok = read_falcon (&r, c, error); break;
-    case GS_HF_LLAMA:
-    case GS_HF_MIXTRAL: ok = read_llama (&r, c, error); break;
+    case GS_HF_LLAMA: ok = read_llama (&r, c, error); break;
+    case GS_HF_MIXTRAL:
+      ok = strcmp (type, "deepseek_v3") == 0 ? read_deepseek (&r, c, error)
+                                             : read_llama (&r, c, error);
+      break;
     case GS_HF_SWITCH:
     case GS_HF_T5: ok = read_t5 (&r, c, error); break;
     case GS_HF_FAMILY_COUNT: g_assert_not_reached ();

@@ -22,7 +22,8 @@ typedef enum {
   GS_HF_FALCON,    /* falcon */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3 */
   GS_HF_MIXTRAL,   /* mixtral, qwen2_moe, qwen3_moe: Llama attention,
-                    * sparse MoE MLP */
+                    * sparse MoE MLP;
+                    * deepseek_v3: latent attention, DeepSeek's MoE */
   GS_HF_SWITCH,    /* switch_transformers */
   GS_HF_T5,
   GS_HF_FAMILY_COUNT
@@ -121,6 +122,21 @@ typedef struct {
                             * (no .tolist()) */
   gboolean *dense_layers;  /* layers entries, or NULL: layer i runs a dense
                             * MLP of ffn (mlp_only_layers) */
+  /* DeepSeek-V3 (deepseek_v3): multi-head latent attention and its MoE. */
+  gboolean deepseek;       /* the DeepSeek-V3 layer (the fields below) */
+  int q_lora_rank;         /* q_a_proj's width (0: one q_proj) */
+  int kv_lora_rank;        /* kv_a_proj_with_mqa's latent width */
+  int qk_nope_dim;         /* per head: the query/key part without rotary */
+  int qk_rope_dim;         /* per head: the rotary part (one key head's,
+                            * shared by every head) */
+  int v_head_dim;          /* per head: the value's width (head_dim is
+                            * qk_nope_dim + qk_rope_dim) */
+  gboolean rope_interleave; /* q/k's rotary part viewed as pairs and
+                             * transposed first (one copy each) */
+  int n_group;             /* the experts' groups for the router */
+  int topk_group;          /* groups a token's experts are chosen from */
+  int first_dense;         /* first_k_dense_replace: layers below run a
+                            * dense MLP of ffn */
   int capacity;            /* Switch expert_capacity, tokens per sequence */
   int enc_sparse_step;     /* every this many layers is sparse (0: none) */
   int dec_sparse_step;

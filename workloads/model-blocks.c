@@ -191,6 +191,15 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
       v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, rows, a->head_dim);
       kvh = a->heads;
     }
+  /* DeepSeek's values are narrower than its scores' heads: transformers'
+   * flash_attention_2 pads them (F.pad) to the scores' width and slices
+   * the output back; SDPA takes them as they are (the kernel is modelled
+   * at the scores' width). */
+  int64_t D = a->head_dim, Dv = a->v_head_dim > 0 ? a->v_head_dim : D;
+  gboolean pad_v = Dv < D && !g->opt.sdpa;
+  if (pad_v)
+    v = gs_mg_copy (g, "constant_pad_nd", GS_BW_PASS, v,
+                    b->batch * kvh * a->seq_k, D);
   int o = gs_mg_attention (g, q, k, v, b->batch, a->heads, kvh, a->seq_q,
                            a->seq_k, a->head_dim, a->causal,
                            g->opt.training ? a->p_drop : 0, g->opt.attn, 0);
@@ -204,9 +213,13 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
     }
   /* FlashAttention-2 takes and returns [B,S,H,D]; SDPA's memory-efficient
    * kernel returns [B,H,S,D], so the head merge copies. */
+  int64_t rows = b->batch * a->seq_q;
   if (g->opt.attn == GS_ATTN_MEM_EFF && a->seq_q > 1)
-    o = gs_mg_copy (g, "contiguous", GS_BW_PASS, o, b->batch * a->seq_q,
-                    a->heads * a->head_dim);
+    o = gs_mg_copy (g, "contiguous", GS_BW_PASS, o, rows, a->heads * Dv);
+  else if (pad_v)   /* attn_output[..., :v_head_dim].reshape(): a copy */
+    o = gs_mg_copy (g, "contiguous", GS_BW_PASS, o, rows, a->heads * Dv);
+  else if (Dv < D)
+    o = gs_mg_slice (g, o, rows * a->heads * Dv, a->heads * Dv);
   gs_mg_host (g, GS_HOST_VIEW, 2);
   return o;
 }
@@ -300,7 +313,8 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
   s = attn_mask (g, a, s, rows, sk);
   int p = attn_softmax (g, a, s, rows, sk);
   p = gs_mg_dropout (g, p, rows, sk, a->p_drop, a->drop_module);
-  return gs_mg_matmul (g, "matmul", p, v, bh, sq, D, sk, FALSE, FALSE,
+  int64_t Dv = a->v_head_dim > 0 ? a->v_head_dim : D;
+  return gs_mg_matmul (g, "matmul", p, v, bh, sq, Dv, sk, FALSE, FALSE,
                        FALSE, copy_v);
 }
 
@@ -330,6 +344,7 @@ gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
     return attn_fused (b, a, q, k, v);
 
   int64_t B = b->batch, H = a->heads, D = a->head_dim;
+  int64_t Dv = a->v_head_dim > 0 ? a->v_head_dim : D;
   int64_t kvh = a->kv_heads > 0 ? a->kv_heads : H;
   int64_t sq = a->seq_q, sk = a->seq_k;
   gboolean copy_k = a->copy_k, copy_v = a->copy_v;
@@ -349,7 +364,7 @@ gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
     {
       if (train)
         ctx = gs_mg_view_bw_copy (g, ctx);
-      ctx = gs_mg_copy (g, "contiguous", GS_BW_PASS, ctx, B * sq, H * D);
+      ctx = gs_mg_copy (g, "contiguous", GS_BW_PASS, ctx, B * sq, H * Dv);
     }
   gs_mg_host (g, GS_HOST_VIEW, 2);
   return ctx;
@@ -607,13 +622,13 @@ idle_expert_weights (GsMg *g, int n, int64_t hidden, int64_t ffn)
 }
 
 /* One SwiGLU expert of width FFN over its N tokens: down(act(gate(x)) *
- * up(x)), as Mixtral's w1/w3/w2 or Qwen-MoE's gate_proj/up_proj/down_proj
- * (Qwen2-MoE's shared expert too). */
+ * up(x)), as Mixtral's w1/w3/w2 or Qwen-MoE's and DeepSeek's
+ * gate_proj/up_proj/down_proj (their shared experts too). */
 static int
 moe_expert (GsMb *b, int x, int64_t n, int64_t hidden, int64_t ffn)
 {
   GsMg *g = b->g;
-  gboolean qwen = b->cfg->qwen_moe;
+  gboolean qwen = b->cfg->qwen_moe || b->cfg->deepseek;
   gs_mg_module (g);
   int h1 = gs_mg_linear (g, qwen ? "gate_proj" : "w1", x, n, hidden, ffn, -1,
                          FALSE, FALSE);
@@ -744,6 +759,171 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
                                FALSE);
     }
   gs_mg_host (g, GS_HOST_VIEW, 1);
+  g->eager = saved_eager;
+  gs_mg_host (g, GS_HOST_GRAPH, 1);
+  return final;
+}
+
+/* The op just added runs in fp32 whatever the model's dtype. */
+static void
+fp32_op (GsMg *g)
+{
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+}
+
+/* DeepseekV3TopkRouter over T tokens of width H: returns the [T, top_k]
+ * routing weights.  The logits in fp32 (the hidden states and the weight
+ * cast each call), sigmoid scores; then, without gradient, the choice:
+ * scores + e_score_correction_bias, each group's best two summed, the
+ * topk_group best groups kept (zeros_like, scatter_, the mask expanded to
+ * every expert, bool, ~, masked_fill) and the top_k of what is left; the
+ * chosen scores gathered, renormalised (norm_topk_prob) and scaled by
+ * routed_scaling_factor. */
+static int
+deepseek_router (GsMb *b, int x, int64_t T, int64_t H)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t E = c->experts, K = c->top_k, G = c->n_group;
+  int64_t TG = c->topk_group;
+  gboolean half = g->opt.dtype != GS_DTYPE_FP32
+                  && g->opt.dtype != GS_DTYPE_TF32;
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int w = gs_mg_param (g, E * H, H);
+  if (half)
+    {
+      x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, T, H, 0, 0,
+                           FALSE);
+      fp32_op (g);
+      w = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, w, -1, E, H, 0, 0,
+                           FALSE);
+      fp32_op (g);
+    }
+  int logits = gs_mg_linear (g, NULL, x, T, H, E, w, FALSE, FALSE);
+  fp32_op (g);
+  int scores = gs_mg_unary (g, "sigmoid", logits, T, E, 4, 2,
+                            "sigmoid_backward");
+  fp32_op (g);
+  /* get_topk_indices, under torch.no_grad(). */
+  int in[2] = { -1, -1 };
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  gs_mg_pointwise (g, "add", GS_BW_NONE, -1, -1, T, E, 1, 0, FALSE);
+  fp32_op (g);
+  node (g, GS_OP_REDUCE, "topk", GS_BW_NONE, in, 0, T * G, E / G,
+        T * G * 2, 2);
+  fp32_op (g);
+  node (g, GS_OP_REDUCE, "sum", GS_BW_NONE, in, 0, T * G, 2, T * G, 1);
+  fp32_op (g);
+  node (g, GS_OP_REDUCE, "topk", GS_BW_NONE, in, 0, T, G, T * TG, TG);
+  fp32_op (g);
+  gs_mg_fill (g, "zeros_like", T, G);
+  fp32_op (g);
+  gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, TG, 1, 0, TRUE);
+  fp32_op (g);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  gs_mg_copy (g, "clone", GS_BW_NONE, -1, T, E);    /* expand + reshape */
+  fp32_op (g);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, E, 0, 0, FALSE);
+  gs_mg_pointwise (g, "bitwise_not", GS_BW_NONE, -1, -1, T, E, 1, 0, FALSE);
+  gs_mg_pointwise (g, "masked_fill", GS_BW_NONE, -1, -1, T, E, 1, 0, TRUE);
+  fp32_op (g);
+  node (g, GS_OP_REDUCE, "topk", GS_BW_NONE, in, 0, T, E, T * K, K);
+  fp32_op (g);
+  /* scores.gather(1, topk_indices) */
+  in[0] = scores;
+  int rw = node (g, GS_OP_EMBEDDING, "gather", GS_BW_GATHER, in, 1, T, K,
+                 T * K, K);
+  fp32_op (g);
+  if (c->norm_topk)
+    {
+      in[0] = rw;
+      int sum = node (g, GS_OP_REDUCE, "sum", GS_BW_PASS, in, 1, T, K, T, 1);
+      fp32_op (g);
+      sum = gs_mg_pointwise (g, "add", GS_BW_PASS, sum, -1, T, 1, 1, 0,
+                             TRUE);
+      fp32_op (g);
+      rw = gs_mg_pointwise (g, "div_", GS_BW_MUL, rw, sum, T, K, 1, 0,
+                            FALSE);
+      fp32_op (g);
+    }
+  rw = gs_mg_pointwise (g, "mul", GS_BW_SCALE, rw, -1, T, K, 1, 0, TRUE);
+  fp32_op (g);
+  return rw;
+}
+
+int
+gs_mb_deepseek_moe (GsMb *b, int x, int64_t T, int64_t H)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t E = c->experts, K = c->top_k;
+  gboolean half = g->opt.dtype != GS_DTYPE_FP32
+                  && g->opt.dtype != GS_DTYPE_TF32;
+  /* torch.where in the expert loop breaks the graph inside a loop, as in
+   * Mixtral's block: Dynamo runs the block eagerly. */
+  gboolean saved_eager = g->eager;
+  g->eager = TRUE;
+  char *saved = g_strdup (g->scope);
+  gs_mg_module (g);
+  g_autofree char *gate = g_strdup_printf ("%s.gate", saved);
+  gs_mg_scope (g, gate, g->layer);
+  int rw = deepseek_router (b, x, T, H);
+  gs_mg_scope (g, saved, g->layer);
+  /* moe(): an fp32 output (zeros_like with the weights' dtype), the
+   * one_hot expert mask, then the loop over every expert. */
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int final = gs_mg_fill (g, "zeros_like", T, H);
+  fp32_op (g);
+  gs_mg_fill (g, "zeros", T * K, E);             /* one_hot */
+  gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, K, 1, 0, TRUE);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int in[2] = { -1, -1 };
+  for (int e = 0; e < E; e++)
+    {
+      int64_t n = gs_mb_expert_tokens (b, e, T, (int) K, 0);
+      nonzero (g, K * T);                        /* torch.where(mask) */
+      gs_mg_host (g, GS_HOST_PY, 2);
+      if (n == 0)
+        {
+          /* token_indices.numel() > 0 is false: nothing more runs. */
+          idle_expert_weights (g, 3, H, c->expert_ffn);
+          continue;
+        }
+      /* topk_weights[token_indices, weight_indices], then
+       * hidden_states[token_indices], both with torch.where's tensors. */
+      in[0] = rw;
+      int w = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, 1,
+                    n, 1);
+      fp32_op (g);
+      in[0] = x;
+      int cur = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, H,
+                      n * H, H);
+      g_autofree char *scope = g_strdup_printf ("%s.experts.%d", saved, e);
+      gs_mg_scope (g, scope, g->layer);
+      int y = moe_expert (b, cur, n, H, c->expert_ffn);
+      gs_mg_scope (g, saved, g->layer);
+      /* expert_output * expert_weights.unsqueeze(-1): promoted to fp32. */
+      y = gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w, n, H, 1, 0, FALSE);
+      fp32_op (g);
+      int put[2] = { final, y };
+      final = node (g, GS_OP_EMBEDDING, "index_add_", GS_BW_INDEX_PUT, put,
+                    2, n, H, T * H, H);
+      fp32_op (g);
+    }
+  /* final_hidden_states.type(hidden_states.dtype) */
+  if (half)
+    final = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, final, -1, T, H, 0,
+                             0, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  /* + shared_experts(residuals): n_shared_experts as one MLP. */
+  g_autofree char *shared = g_strdup_printf ("%s.shared_experts", saved);
+  gs_mg_scope (g, shared, g->layer);
+  int s = moe_expert (b, x, T, H, c->shared_ffn);
+  gs_mg_scope (g, saved, g->layer);
+  g_free (saved);
+  final = gs_mg_pointwise (g, "add", GS_BW_PASS, final, s, T, H, 1, 0,
+                           FALSE);
   g->eager = saved_eager;
   gs_mg_host (g, GS_HOST_GRAPH, 1);
   return final;

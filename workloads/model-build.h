@@ -55,6 +55,8 @@ typedef enum {
 
 typedef struct {
   int64_t heads, kv_heads, head_dim, seq_q, seq_k;
+  int64_t v_head_dim;      /* the values' width per head (0: head_dim;
+                            * DeepSeek's latent attention: narrower) */
   gboolean copy_q, copy_k, copy_v; /* matmul must copy the operand */
   gboolean q_view, k_view, v_view; /* operand is a head-split view: its
                                     * gradient's reshape copies */
@@ -111,6 +113,10 @@ int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d, int64_t window);
  * Qwen2/Qwen3-MoE's with their differences (GsHfConfig's norm_topk,
  * qwen_moe, shared_ffn). */
 int gs_mb_mixtral_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
+/* DeepSeek-V3's MoE block over T tokens of width H: the sigmoid router
+ * with group-limited top-k, the routed experts' loop, the shared experts
+ * (returns its output). */
+int gs_mb_deepseek_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
 /* Switch Transformers' sparse MLP (router + experts). */
 int gs_mb_switch_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
 /* Tokens each expert receives: balanced routing spreads TOKENS x TOP_K
@@ -131,7 +137,8 @@ GsMbOut gs_mb_falcon (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
                                     * gemma, gemma2, phi3, mixtral,
-                                    * qwen2_moe, qwen3_moe */
+                                    * qwen2_moe, qwen3_moe,
+                                    * deepseek_v3 */
 GsMbOut gs_mb_bert (GsMb *b);     /* bert, roberta */
 GsMbOut gs_mb_t5 (GsMb *b);        /* t5, switch_transformers */
 

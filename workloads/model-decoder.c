@@ -1,6 +1,7 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
  * configs, GPT-Neo, GPT-NeoX, Falcon, OPT, Llama/Mistral, Qwen2/Qwen3,
- * Gemma/Gemma-2, Phi-3, Mixtral, Qwen-MoE) as transformers 4.36 runs them
+ * Gemma/Gemma-2, Phi-3, Mixtral, Qwen-MoE, DeepSeek-V3) as transformers
+ * 4.36 runs them
  * (the newer families with their own modules' differences):
  * XxxForCausalLM.forward(input_ids), and, inside generate(), with a 2-D
  * attention mask and a KV cache.
@@ -462,10 +463,10 @@ rotary_tables (GsMb *b, int *cos, int *sin)
  * partial_rotary_factor) turns x[..., :R] and concatenates x[..., R:]
  * after it. */
 static int
-rotary (GsMb *b, int x, int64_t heads, int cos, int sin)
+rotary_part (GsMb *b, int x, int64_t heads, int64_t D, int64_t R, int cos,
+             int sin)
 {
   GsMg *g = b->g;
-  int64_t D = b->cfg->head_dim, R = rotary_dims (b->cfg);
   int64_t rows = b->batch * heads * b->seq;
   int xr = R < D ? gs_mg_slice (g, x, rows * R, R) : x;
   int xc = gs_mg_pointwise (g, "mul", GS_BW_MUL, xr, cos, rows, R, 1, 0,
@@ -482,6 +483,13 @@ rotary (GsMb *b, int x, int64_t heads, int cos, int sin)
   if (R < D)
     e = cat2 (g, e, gs_mg_slice (g, x, rows * (D - R), D - R), rows, D);
   return e;
+}
+
+static int
+rotary (GsMb *b, int x, int64_t heads, int cos, int sin)
+{
+  return rotary_part (b, x, heads, b->cfg->head_dim, rotary_dims (b->cfg),
+                      cos, sin);
 }
 
 /* The sliding window of Llama-family layer I (0: none). */
@@ -573,12 +581,100 @@ llama_attn (GsMb *b, int i, int x, int mask)
                        FALSE);
 }
 
+/* DeepseekV3Attention (multi-head latent attention), heads of D =
+ * qk_nope + qk_rope for the scores and Dv for the values.  q: q_a_proj,
+ * q_a_layernorm, q_b_proj (or one q_proj), viewed per head and split into
+ * its nope and rotary parts (views).  kv_a_proj_with_mqa to the latent and
+ * one rotary key head, split (views); the latent through kv_a_layernorm and
+ * kv_b_proj to every head's key (nope part) and value, split (views).  The
+ * rotary parts (rope_interleave: each first viewed as pairs and
+ * transposed, a copy) turned as Llama's; the key's one head expanded to
+ * every head (a view); q and k each concatenated from their parts.  The
+ * cache holds these per-head keys and values, not the latent.  Eager
+ * attention scales the scores by a multiply (qk_head_dim^-0.5). */
+static int
+deepseek_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden, NH = c->heads;
+  int64_t D = c->head_dim, Dn = c->qk_nope_dim, Dr = c->qk_rope_dim;
+  int64_t Dv = c->v_head_dim, R = c->kv_lora_rank, Q = c->q_lora_rank;
+  gboolean bias = c->linear_bias;
+  gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
+  gs_mg_module (g);
+  int q;
+  if (Q > 0)
+    {
+      q = gs_mg_linear (g, "q_a_proj", x, T, H, Q, -1, bias, FALSE);
+      gs_mb_scope (b, i, "model.layers.%d.self_attn.q_a_layernorm", i);
+      q = gs_mb_rmsnorm (b, q, T, Q);
+      gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
+      q = gs_mg_linear (g, "q_b_proj", q, T, Q, NH * D, -1, FALSE, FALSE);
+    }
+  else
+    q = gs_mg_linear (g, "q_proj", x, T, H, NH * D, -1, FALSE, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 3);
+  int q_pass = gs_mg_slice (g, q, T * NH * Dn, Dn);
+  int q_rot = gs_mg_slice (g, q, T * NH * Dr, Dr);
+  int kv = gs_mg_linear (g, "kv_a_proj_with_mqa", x, T, H, R + Dr, -1, bias,
+                         FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int latent = gs_mg_slice (g, kv, T * R, R);
+  int k_rot = gs_mg_slice (g, kv, T * Dr, Dr);
+  gs_mb_scope (b, i, "model.layers.%d.self_attn.kv_a_layernorm", i);
+  latent = gs_mb_rmsnorm (b, latent, T, R);
+  gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
+  int kvb = gs_mg_linear (g, "kv_b_proj", latent, T, R, NH * (Dn + Dv), -1,
+                          FALSE, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 4);
+  int k_pass = gs_mg_slice (g, kvb, T * NH * Dn, Dn);
+  int v = gs_mg_slice (g, kvb, T * NH * Dv, Dv);
+  int cos, sin;
+  rotary_tables (b, &cos, &sin);
+  if (c->rope_interleave)
+    {
+      /* view(b, h, s, d / 2, 2).transpose(4, 3).reshape(b, h, s, d) */
+      gs_mg_host (g, GS_HOST_VIEW, 4);
+      q_rot = gs_mg_copy (g, "clone", GS_BW_PASS, q_rot, T * NH, Dr);
+      k_rot = gs_mg_copy (g, "clone", GS_BW_PASS, k_rot, T, Dr);
+    }
+  q_rot = rotary_part (b, q_rot, NH, Dr, Dr, cos, sin);
+  k_rot = rotary_part (b, k_rot, 1, Dr, Dr, cos, sin);
+  gs_mg_host (g, GS_HOST_VIEW, 1);           /* k_rot.expand */
+  q = cat2 (g, q_pass, q_rot, T * NH, D);
+  int k = cat2 (g, k_pass, k_rot, T * NH, D);
+  k = gs_mb_cache_cat (b, k, NH, D);
+  v = gs_mb_cache_cat (b, v, NH, Dv);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.v_head_dim = Dv;
+  /* torch.cat makes q and k contiguous: matmul copies neither; the value
+   * is a head-split view of kv_b_proj's output (a cached one is not). */
+  a.q_view = a.k_view = FALSE;
+  a.copy_q = a.copy_k = FALSE;
+  a.scale = GS_MB_SCALE_MUL;
+  a.mask = mask;
+  a.mask_per_query = TRUE;
+  a.softmax_fp32 = TRUE;
+  a.p_drop = c->p_attn;
+  gs_mg_host (g, GS_HOST_PY, 8);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  return gs_mg_linear (g, "o_proj", ctx, T, NH * Dv, H, -1, c->o_bias,
+                       FALSE);
+}
+
 static int
 llama_mlp (GsMb *b, int i, int x)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
+  if (c->deepseek && gs_hf_layer_sparse (c, i, FALSE))
+    {
+      gs_mb_scope (b, i, "model.layers.%d.mlp", i);
+      return gs_mb_deepseek_moe (b, x, T, H);
+    }
   if (gs_hf_layer_sparse (c, i, FALSE))
     {
       gs_mb_scope (b, i, c->qwen_moe ? "model.layers.%d.mlp"
@@ -666,7 +762,8 @@ gs_mb_llama (GsMb *b)
         layer_mask = gemma2_sliding_mask (b, mask);
       gs_mb_scope (b, i, "model.layers.%d.input_layernorm", i);
       int x = llama_norm (b, h, T, H);
-      int a = llama_attn (b, i, x, layer_mask);
+      int a = c->deepseek ? deepseek_attn (b, i, x, layer_mask)
+                          : llama_attn (b, i, x, layer_mask);
       if (c->sandwich_norm)
         {
           gs_mb_scope (b, i, "model.layers.%d.post_attention_layernorm", i);
