@@ -10,6 +10,7 @@ dist_examplesconfigs_DATA = examples/configs/gpt2-large.json \
 	examples/configs/mixtral-8x7b.json examples/configs/t5-base.json \
 	examples/configs/qwen2.5-7b.json examples/configs/qwen3-8b.json \
 	examples/configs/gemma-2b.json examples/configs/gemma-2-2b.json \
+	examples/configs/gemma-3-1b.json examples/configs/gemma-3-4b.json \
 	examples/configs/phi3-mini-4k.json examples/configs/pythia-1.4b.json \
 	examples/configs/falcon-7b.json \
 	examples/configs/roberta-base.json examples/configs/qwen3-30b-a3b.json \

@@ -380,6 +380,8 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
              ? ", routing balanced (tokens spread evenly over the experts)"
              : ", routing identical (every token picks the same experts; "
                "--routing balanced spreads them)", "");
+  if (prog->model && prog->note)
+    fprintf (out, "  note: %s\n", prog->note);
 }
 
 static void
@@ -683,6 +685,11 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
         {
           json_builder_set_member_name (b, "routing");
           json_builder_add_string_value (b, prog->routing);
+        }
+      if (prog->note)
+        {
+          json_builder_set_member_name (b, "note");
+          json_builder_add_string_value (b, prog->note);
         }
     }
   json_builder_set_member_name (b, "total_ms");

@@ -1169,6 +1169,164 @@ test_mistral_window (void)
                             "flash_attn_fwd")->window, ==, 8);
 }
 
+/* The eager ops of one Gemma 3 layer (tiny-gemma3.json, transformers
+ * 4.50's Gemma3DecoderLayer): Gemma-2's four norms, three projections,
+ * then q_norm and k_norm (Gemma RMSNorms over each head), the rotary
+ * embedding with the model's cos/sin, scores times the scaling and no
+ * soft-cap; a sliding layer first builds its window into the mask. */
+#define GEMMA_NORM "pow mean add rsqrt mul add mul"
+#define GEMMA3_ROTARY "mul neg cat mul add"
+#define GEMMA3_LAYER \
+  GEMMA_NORM " mm mm mm " GEMMA_NORM " " GEMMA_NORM " " GEMMA3_ROTARY " " \
+  GEMMA3_ROTARY " clone clone clone bmm mul add _softmax bmm contiguous mm " \
+  GEMMA_NORM " add " GEMMA_NORM " mm gelu mm mul mm " GEMMA_NORM " add"
+
+#define TINY_GEMMA3 "\"hidden_size\": 64, \"num_hidden_layers\": 3, " \
+  "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": " \
+  "32, \"intermediate_size\": 176, \"vocab_size\": 1000, " \
+  "\"sliding_window\": 8"
+
+/* Layers of P (of LAYERS) whose mask gets a sliding window, as a string
+ * of 'L' (sliding) and 'G' (global). */
+static char *
+gemma3_pattern (const GsModelPlan *p, int layers)
+{
+  GString *s = g_string_new (NULL);
+  for (int l = 0; l < layers; l++)
+    g_string_append_c (s, count_ops (p, l, -1, -1, "tril") ? 'L' : 'G');
+  return g_string_free (s, FALSE);
+}
+
+/* Gemma 3 (transformers 4.50): the op lists of a sliding and a global
+ * layer, which layers slide (sliding_window_pattern, layer_types), q_norm
+ * and k_norm over each head, the two rotary tables computed once (global
+ * and local: position_ids.float(), inv_freq @ positions, cat, cos, sin,
+ * times attention_scaling), the embedding scaled inside embed_tokens, no
+ * logits.float(), the window-long cache of the sliding layers when
+ * decoding, training, and the gemma3 wrapper reading text_config. */
+static void
+test_gemma3 (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-gemma3.json", &r);
+  g_autofree char *l0 = op_names (p, "layers.0");
+  g_autofree char *l2 = op_names (p, "layers.2");
+  g_assert_cmpstr (l0, ==, "ones_like tril where " GEMMA3_LAYER);
+  g_assert_cmpstr (l2, ==, GEMMA3_LAYER);
+  g_autofree char *pat = gemma3_pattern (p, 3);
+  g_assert_cmpstr (pat, ==, "LLG");          /* sliding_window_pattern 3 */
+  /* q_norm: 32 tokens x 4 heads rows of 32; k_norm: 32 x 2 heads. */
+  const GsOp *qn = find_op (p, 0, "layers.2.self_attn.q_norm", "rsqrt");
+  const GsOp *kn = find_op (p, 0, "layers.2.self_attn.k_norm", "rsqrt");
+  g_assert_nonnull (qn);
+  g_assert_nonnull (kn);
+  g_assert_cmpint (qn->rows, ==, 32 * 4);
+  g_assert_cmpint (kn->rows, ==, 32 * 2);
+  g_assert_cmpint (find_op (p, 0, "layers.2.self_attn.q_norm",
+                            "mul")->cols, ==, 32);
+  /* Both rotary tables, once each, outside the layers; the positions of
+   * one sequence ([1, 16]), in fp32. */
+  g_autofree char *rg = op_names (p, "model.rotary_emb");
+  g_autofree char *rl = op_names (p, "model.rotary_emb_local");
+  g_assert_cmpstr (rg, ==, "_to_copy mm cat cos sin mul mul");
+  g_assert_cmpstr (rl, ==, "_to_copy mm cat cos sin mul mul");
+  const GsOp *freqs = find_op (p, 0, "model.rotary_emb_local", "mm");
+  assert_gemm (freqs, 1, 16, 16, 1);
+  g_assert_cmpint (freqs->layer, ==, -1);
+  g_assert_cmpint (find_op (p, 0, "model.rotary_emb", "cos")->rows, ==, 16);
+  g_assert_cmpint (find_op (p, 0, "model.rotary_emb", "cos")->cols, ==, 32);
+  g_assert_null (find_op (p, 0, "layers.0.self_attn", "index"));
+  /* The embedding times its scale, by the scalar buffer. */
+  g_autofree char *emb = op_names (p, "model.embed_tokens");
+  g_assert_cmpstr (emb, ==, "embedding mul");
+  g_assert_true (find_op (p, 0, "model.embed_tokens", "mul")->scalar_operand);
+  /* bf16: the tables are cast to the model's dtype; the norms cast x, the
+   * weight and the result; the logits stay bf16 (Gemma-2 casts them). */
+  Req h = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) ph = plan_fixture ("tiny-gemma3.json", &h);
+  g_autofree char *rh = op_names (ph, "model.rotary_emb");
+  g_assert_cmpstr (rh, ==, "_to_copy mm cat cos sin mul mul _to_copy "
+                   "_to_copy");
+  g_assert_cmpint (find_op (ph, 0, "model.rotary_emb", "cos")->dtype, ==,
+                   GS_DTYPE_FP32);
+  g_assert_cmpuint (count_tagged (ph, "layers.0.self_attn.k_norm", -1, -1,
+                                  "_to_copy"), ==, 3);
+  g_assert_cmpuint (count_tagged (ph, "lm_head", -1, -1, "_to_copy"), ==, 0);
+  g_autoptr (GsModelPlan) g2 = plan_fixture ("tiny-gemma2.json", &h);
+  g_assert_cmpuint (count_tagged (g2, "lm_head", -1, -1, "_to_copy"), ==, 1);
+  g_assert_null (find_op (p, 0, "lm_head", "tanh"));
+
+  /* The pattern: the default 6 (layer 5 global), and layer_types. */
+  g_autoptr (GsModelPlan) d6 = plan_text
+    ("six.json", "{ \"model_type\": \"gemma3_text\", " TINY_GEMMA3
+     ", \"num_hidden_layers\": 7 }", &r);
+  g_autofree char *pat6 = gemma3_pattern (d6, 7);
+  g_assert_cmpstr (pat6, ==, "LLLLLGL");
+  g_autoptr (GsModelPlan) lt = plan_text
+    ("types.json", "{ \"model_type\": \"gemma3_text\", " TINY_GEMMA3
+     ", \"sliding_window_pattern\": 2, \"layer_types\": "
+     "[\"full_attention\", \"sliding_attention\", \"full_attention\"] }",
+     &r);
+  g_autofree char *patt = gemma3_pattern (lt, 3);
+  g_assert_cmpstr (patt, ==, "GLG");
+  /* final_logit_softcapping, when given, caps the logits. */
+  g_autoptr (GsModelPlan) cap = plan_text
+    ("cap.json", "{ \"model_type\": \"gemma3_text\", " TINY_GEMMA3
+     ", \"final_logit_softcapping\": 30.0 }", &r);
+  g_assert_nonnull (find_op (cap, 0, "lm_head", "tanh"));
+
+  /* The wrapper: text_config holds the same model; the header notes the
+   * vision tower is left out. */
+  g_autoptr (GsModelPlan) w = plan_text
+    ("wrapper.json", "{ \"model_type\": \"gemma3\", \"text_config\": { "
+     TINY_GEMMA3 ", \"sliding_window_pattern\": 3 }, \"vision_config\": "
+     "{ \"hidden_size\": 1152 } }", &r);
+  g_assert_cmpuint (w->ops->len, ==, p->ops->len);
+  g_autofree char *w0 = op_names (w, "layers.0");
+  g_assert_cmpstr (w0, ==, l0);
+  g_assert_nonnull (w->note);
+  g_assert_nonnull (strstr (w->note, "vision tower"));
+  g_assert_null (p->note);
+
+  /* Parameters: Gemma-2's plus q_norm's and k_norm's 32 weights a layer. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training",
+            .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-gemma3.json", &t);
+  int64_t layer = 64 * 128 + 2 * 64 * 64 + 128 * 64 + 3 * 64 * 176
+                  + 4 * 64 + 2 * 32;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   1000 * 64 + 3 * layer + 64);
+  /* Training: the tables run under no_grad, the norms have gradients. */
+  g_assert_cmpuint (count_tagged (pt, "rotary_emb", GS_PHASE_BACKWARD, -1,
+                                  NULL), ==, 0);
+  g_assert_cmpuint (count_tagged (pt, "layers.0.self_attn.q_norm",
+                                  GS_PHASE_BACKWARD, -1, NULL), >, 0);
+
+  /* Decoding past the window: sliding layers 0 and 1 attend to their 8
+   * cached tokens, global layer 2 to all 17; one table each still. */
+  Req dec = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode" };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-gemma3.json", &dec);
+  assert_gemm (find_op (pd, 0, "layers.0.self_attn", "bmm"), 8, 1, 8, 32);
+  assert_gemm (find_op (pd, 0, "layers.1.self_attn", "bmm"), 8, 1, 8, 32);
+  assert_gemm (find_op (pd, 0, "layers.2.self_attn", "bmm"), 8, 1, 17, 32);
+  g_assert_cmpuint (count_tagged (pd, "model.rotary_emb_local", -1, -1,
+                                  "cos"), ==, 1);
+
+  /* flash_attention_2: the window goes to the sliding layers' kernels. */
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  g_autofree char *file = fixture ("tiny-gemma3.json");
+  Req f = { .batch = 2, .seq = 16, .attention = "flash2",
+            .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pf = plan_ok (file, &f, h100);
+  const GsOp *a1 = find_op (pf, 0, "layers.1.self_attn", "flash_attn_fwd");
+  const GsOp *a2 = find_op (pf, 0, "layers.2.self_attn", "flash_attn_fwd");
+  g_assert_cmpint (a1->window, ==, 8);
+  g_assert_cmpint (a2->window, ==, 0);
+  g_assert_false (a1->softcap || a2->softcap);
+}
+
 /* Parameters of the shipped example configs, counted from the op graph
  * (the optimizer's step walks every one) against the published model
  * sizes, worked out from each config.json by hand. */
@@ -1216,6 +1374,14 @@ test_published_params (void)
      * published as 671B, without the 14B of the multi-token prediction
      * module its checkpoint also stores */
     { "deepseek-v3.json", 671026404352LL, 671e9, 0 },
+    /* 262144 x 1152 + 26 x (1152 x (1024 + 2 x 256) + 1024 x 1152 + 3 x
+     * 1152 x 6912 + 4 x 1152 + 2 x 256) + 1152: google/gemma-3-1b-it,
+     * published as 1B (1.00B) */
+    { "gemma-3-1b.json", 999885952LL, 1.00e9, 0 },
+    /* The language model of gemma-3-4b-it: 262208 x 2560 + 34 x (2560 x
+     * (2048 + 2 x 1024) + 2048 x 2560 + 3 x 2560 x 10240 + 4 x 2560 + 2 x
+     * 256) + 2560, 3.88B of the 4.3B the vision tower completes */
+    { "gemma-3-4b.json", 3880263168LL, 3.88e9, 0 },
   };
   /* 32 tokens: in training each of DeepSeek-V3's 256 experts gets one of
    * the 32 x 8 routed rows (Qwen3-30B-A3B's 128 two), so each has a
@@ -2758,6 +2924,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/deepseek-v3-attn", test_deepseek_v3_attn);
   g_test_add_func ("/models/layers/deepseek-v3-moe", test_deepseek_v3_moe);
   g_test_add_func ("/models/layers/gemma", test_gemma);
+  g_test_add_func ("/models/layers/gemma3", test_gemma3);
   g_test_add_func ("/models/layers/phi3", test_phi3);
   g_test_add_func ("/models/layers/neox", test_neox);
   g_test_add_func ("/models/layers/falcon", test_falcon);

@@ -4,7 +4,9 @@
  * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, GPTNeoXConfig,
  * FalconConfig,
  * LlamaConfig,
- * GemmaConfig, Gemma2Config, Phi3Config, MixtralConfig, Qwen2MoeConfig,
+ * GemmaConfig, Gemma2Config,
+ * Gemma3TextConfig (and Gemma3Config's text_config),
+ * Phi3Config, MixtralConfig, Qwen2MoeConfig,
  * Qwen3MoeConfig,
  * DeepseekV3Config,
  * SwitchTransformersConfig, T5Config) for keys a file leaves
@@ -33,6 +35,8 @@ typedef struct {
   int max_pos_def;
   const char *act;
   const char *act_def;
+  /* Defaults of the required sizes (0: none, the key must be given). */
+  int hidden_def, layers_def, heads_def, vocab_def;
 } FamilyKeys;
 
 static const FamilyKeys families[] = {
@@ -86,6 +90,18 @@ static const FamilyKeys families[] = {
     "num_attention_heads", "vocab_size", "intermediate_size", 24576,
     "max_position_embeddings", 8192, "hidden_activation",
     "gelu_pytorch_tanh" },
+  { "gemma3_text", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 9216,
+    "max_position_embeddings", 131072, "hidden_activation",
+    "gelu_pytorch_tanh" },
+  /* Gemma3ForConditionalGeneration: the language model's keys are those
+   * of text_config, which the published files give only where they
+   * differ from Gemma3TextConfig's defaults (gemma-3-4b gives neither the
+   * heads nor the vocabulary). */
+  { "gemma3", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 9216,
+    "max_position_embeddings", 131072, "hidden_activation",
+    "gelu_pytorch_tanh", 2304, 26, 8, 262208 },
   { "phi3", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 8192,
     "max_position_embeddings", 4096, "hidden_act", "silu" },
@@ -128,6 +144,7 @@ gs_hf_supported_types (void)
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
          "falcon, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
+         "gemma3_text, gemma3, "
          "qwen2_moe, qwen3_moe, "
          "deepseek_v3, "
          "switch_transformers, t5";
@@ -147,6 +164,9 @@ typedef struct {
   const char *file;
   JsonObject *obj;
   GHashTable *lines;   /* top-level key -> its line in the file */
+  const char *prefix;  /* the object's key in messages ("text_config."), or
+                        * NULL for the top level */
+  guint line;          /* where the object starts (its key's line) */
 } Reader;
 
 /* Fails with "FILE:LINE: MESSAGE", LINE that of KEY in the file, or
@@ -160,8 +180,17 @@ reader_fail (const Reader *r, const char *key, GError **error,
   va_start (ap, fmt);
   g_autofree char *msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
+  /* Inside an object, "key 'x'" names it as "key 'text_config.x'". */
+  if (r->prefix && g_str_has_prefix (msg, "key '"))
+    {
+      char *full = g_strdup_printf ("key '%s%s", r->prefix, msg + 5);
+      g_free (msg);
+      msg = full;
+    }
   guint line = key ? GPOINTER_TO_UINT (g_hash_table_lookup (r->lines, key))
                    : 0;
+  if (line == 0)
+    line = r->line;
   if (line > 0)
     g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s:%u: %s", r->file, line,
                  msg);
@@ -532,10 +561,10 @@ static gboolean
 read_sizes (const Reader *r, const FamilyKeys *fk, GsHfConfig *c,
             GError **error)
 {
-  if (!get_int (r, fk->hidden, 0, TRUE, &c->hidden, error)
-      || !get_int (r, fk->layers, 0, TRUE, &c->layers, error)
-      || !get_int (r, fk->heads, 0, TRUE, &c->heads, error)
-      || !get_int (r, fk->vocab, 0, TRUE, &c->vocab, error)
+  if (!get_int (r, fk->hidden, fk->hidden_def, TRUE, &c->hidden, error)
+      || !get_int (r, fk->layers, fk->layers_def, TRUE, &c->layers, error)
+      || !get_int (r, fk->heads, fk->heads_def, TRUE, &c->heads, error)
+      || !get_int (r, fk->vocab, fk->vocab_def, TRUE, &c->vocab, error)
       || !check_max (r, fk->layers, c->layers, MAX_LAYERS, "layers", error))
     return FALSE;
   int ffn_def = fk->ffn_def > 0 ? fk->ffn_def : 4 * c->hidden;
@@ -657,11 +686,121 @@ read_neo (const Reader *r, GsHfConfig *c, GError **error)
  * four norms per layer, scaling by query_pre_attn_scalar, soft-capped
  * scores and logits, and a sliding window on the even layers
  * (Gemma2Attention: layer_idx % 2 == 0). */
+/* Gemma 3's rope_scaling: null, or an object whose rope_type (or "type")
+ * changes only the frequencies computed at load time (default, linear,
+ * llama3, yarn): the forward's kernels are the same.  dynamic and
+ * longrope recompute them as the positions grow, which is not modelled. */
+static gboolean
+check_rope_scaling (const Reader *r, GError **error)
+{
+  const char *key = "rope_scaling";
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (n))
+    return fail_type (r, key, "an object like {\"rope_type\": \"linear\", "
+                      "\"factor\": 8.0} or null", error);
+  JsonObject *o = json_node_get_object (n);
+  const char *name = json_object_has_member (o, "rope_type") ? "rope_type"
+                     : "type";
+  JsonNode *t = json_object_has_member (o, name)
+                ? json_object_get_member (o, name) : NULL;
+  const char *type = t && JSON_NODE_HOLDS_VALUE (t)
+                     && json_node_get_value_type (t) == G_TYPE_STRING
+                     ? json_node_get_string (t) : NULL;
+  static const char *const types[] = { "default", "linear", "llama3",
+                                       "yarn" };
+  for (guint i = 0; type && i < G_N_ELEMENTS (types); i++)
+    if (strcmp (type, types[i]) == 0)
+      return TRUE;
+  if (type == NULL)
+    return reader_fail (r, key, error,
+                        "key '%s' must name its rope_type as a string "
+                        "(default, linear, llama3 or yarn)", key);
+  return reader_fail (r, key, error,
+                      "key '%s' has %s \"%s\"; gpusim models the rope types "
+                      "default, linear, llama3 and yarn", key, name, type);
+}
+
+/* Gemma 3's layer_types (newer configs): one "sliding_attention" or
+ * "full_attention" per layer; it replaces sliding_window_pattern. */
+static gboolean
+parse_layer_types (const Reader *r, GsHfConfig *c, GError **error)
+{
+  const char *key = "layer_types";
+  const char *want = "a list of \"sliding_attention\" and "
+                     "\"full_attention\", one per layer";
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_ARRAY (n))
+    return fail_type (r, key, want, error);
+  JsonArray *a = json_node_get_array (n);
+  guint len = json_array_get_length (a);
+  if (len != (guint) c->layers)
+    return reader_fail (r, key, error,
+                        "key '%s' names %u layers but 'num_hidden_layers' "
+                        "is %d", key, len, c->layers);
+  for (guint i = 0; i < len; i++)
+    {
+      JsonNode *e = json_array_get_element (a, i);
+      const char *s = JSON_NODE_HOLDS_VALUE (e)
+                      && json_node_get_value_type (e) == G_TYPE_STRING
+                      ? json_node_get_string (e) : "";
+      if (strcmp (s, "sliding_attention") != 0
+          && strcmp (s, "full_attention") != 0)
+        return fail_type (r, key, want, error);
+      c->local[i] = s[0] == 's';
+    }
+  return TRUE;
+}
+
+/* Gemma 3 (Gemma3TextConfig, transformers 4.50): Gemma-2's layer with a
+ * Gemma RMSNorm over each head of q and k (q_norm, k_norm), scores times
+ * query_pre_attn_scalar^-0.5 and never soft-capped (Gemma3Attention does
+ * not hand attn_logit_softcapping to the attention; it is checked all
+ * the same), logits soft-capped only with final_logit_softcapping (none
+ * by default), and a sliding window on every layer but each
+ * sliding_window_pattern-th (Gemma3Attention: (layer_idx + 1) % pattern
+ * != 0), or where layer_types says.  rope_theta (global layers) and
+ * rope_local_base_freq (sliding ones) give each its own rotary table;
+ * only their values differ, so they are checked and not kept. */
+static gboolean
+read_gemma3 (const Reader *r, GsHfConfig *c, GError **error)
+{
+  double scalar, attn_cap, logit_cap, theta, local_theta;
+  int pattern;
+  if (!get_positive (r, "query_pre_attn_scalar", 256, FALSE, &scalar,
+                     error)
+      || !get_positive (r, "attn_logit_softcapping", 0, TRUE, &attn_cap,
+                        error)
+      || !get_positive (r, "final_logit_softcapping", 0, TRUE, &logit_cap,
+                        error)
+      || !get_int (r, "sliding_window", 4096, FALSE, &c->window, error)
+      || !get_int (r, "sliding_window_pattern", 6, FALSE, &pattern, error)
+      || !get_positive (r, "rope_theta", 1e6, FALSE, &theta, error)
+      || !get_positive (r, "rope_local_base_freq", 1e4, FALSE, &local_theta,
+                        error)
+      || !check_rope_scaling (r, error))
+    return FALSE;
+  c->gemma3 = TRUE;
+  c->qk_norm = TRUE;
+  c->sandwich_norm = TRUE;
+  c->scale_mul = TRUE;
+  c->logit_softcap = logit_cap > 0;
+  c->local = g_new0 (gboolean, c->layers);
+  for (int i = 0; i < c->layers; i++)
+    c->local[i] = (i + 1) % pattern != 0;
+  return parse_layer_types (r, c, error);
+}
+
 static gboolean
 read_gemma (const Reader *r, GsHfConfig *c, GError **error)
 {
   c->gemma = TRUE;
   c->mlp_bias = FALSE;
+  if (g_str_has_prefix (c->model_type, "gemma3"))
+    return read_gemma3 (r, c, error);
   if (strcmp (c->model_type, "gemma2") != 0)
     return TRUE;
   double scalar, attn_cap, logit_cap;
@@ -997,7 +1136,10 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
                    || strcmp (c->model_type, "qwen2_moe") == 0;
   c->qk_norm = strcmp (c->model_type, "qwen3") == 0
                || strcmp (c->model_type, "qwen3_moe") == 0;
-  if (!get_int (r, "num_key_value_heads", c->heads, FALSE, &c->kv_heads,
+  /* Gemma3TextConfig gives 4 key/value heads by default, not one per
+   * query head. */
+  int kv_def = g_str_has_prefix (c->model_type, "gemma3") ? 4 : c->heads;
+  if (!get_int (r, "num_key_value_heads", kv_def, FALSE, &c->kv_heads,
                 error)
       || !get_int (r, "head_dim", gemma ? 256 : 0, FALSE, &c->head_dim,
                    error)
@@ -1177,6 +1319,35 @@ find_family (const Reader *r, const char **type, GError **error)
   return NULL;
 }
 
+/* Gemma3ForConditionalGeneration (model_type gemma3): TR reads the
+ * language model's keys, those of text_config (absent or null:
+ * Gemma3TextConfig's defaults, from EMPTY), naming the lines of the keys
+ * inside it (LINES).  vision_config is only checked: the vision tower is
+ * not modelled. */
+static gboolean
+text_config_reader (const Reader *r, const char *data, gsize len,
+                    Reader *tr, GHashTable **lines, JsonObject **empty,
+                    GError **error)
+{
+  JsonNode *v = member (r, "vision_config");
+  if (v != NULL && !JSON_NODE_HOLDS_OBJECT (v))
+    return fail_type (r, "vision_config", "an object or null", error);
+  JsonNode *n = member (r, "text_config");
+  if (n != NULL && !JSON_NODE_HOLDS_OBJECT (n))
+    return fail_type (r, "text_config", "an object (the language model's "
+                      "keys) or null", error);
+  *lines = gs_json_member_key_lines (data, len, "text_config");
+  if (n == NULL)
+    *empty = json_object_new ();
+  *tr = *r;
+  tr->obj = n ? json_node_get_object (n) : *empty;
+  tr->lines = *lines;
+  tr->prefix = "text_config.";
+  tr->line = GPOINTER_TO_UINT (g_hash_table_lookup (r->lines,
+                                                    "text_config"));
+  return TRUE;
+}
+
 GsHfConfig *
 gs_hf_config_load (const char *file, GError **error)
 {
@@ -1201,7 +1372,7 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
   if (obj == NULL)
     return NULL;
   g_autoptr (GHashTable) lines = gs_json_key_lines (data, len);
-  Reader r = { file, obj, lines };
+  Reader r = { file, obj, lines, NULL, 0 };
   const char *type;
   const FamilyKeys *found = find_family (&r, &type, error);
   if (found == NULL)
@@ -1210,34 +1381,46 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
   if (keys.family == GS_HF_FALCON)
     falcon_keys (&r, &keys);
   const FamilyKeys *fk = &keys;
+  g_autoptr (GHashTable) text_lines = NULL;
+  g_autoptr (JsonObject) empty = NULL;
+  Reader text = r;
+  if (strcmp (type, "gemma3") == 0
+      && !text_config_reader (&r, data, len, &text, &text_lines, &empty,
+                              error))
+    return NULL;
+  const Reader *tr = &text;
 
   g_autoptr (GsHfConfig) c = g_new0 (GsHfConfig, 1);
   c->file = g_strdup (file);
   c->model_type = g_strdup (type);
   c->family = fk->family;
-  if (!read_sizes (&r, fk, c, error))
+  if (!read_sizes (tr, fk, c, error))
     return NULL;
   gboolean ok = TRUE;
   switch (c->family)
     {
-    case GS_HF_GPT2: ok = read_gpt2 (&r, c, error); break;
-    case GS_HF_BERT: ok = read_bert (&r, c, error); break;
-    case GS_HF_ROBERTA: ok = read_roberta (&r, c, error); break;
-    case GS_HF_OPT: ok = read_opt (&r, c, error); break;
-    case GS_HF_GPT_NEO: ok = read_neo (&r, c, error); break;
-    case GS_HF_GPT_NEOX: ok = read_neox (&r, c, error); break;
-    case GS_HF_FALCON: ok = read_falcon (&r, c, error); break;
-    case GS_HF_LLAMA: ok = read_llama (&r, c, error); break;
+    case GS_HF_GPT2: ok = read_gpt2 (tr, c, error); break;
+    case GS_HF_BERT: ok = read_bert (tr, c, error); break;
+    case GS_HF_ROBERTA: ok = read_roberta (tr, c, error); break;
+    case GS_HF_OPT: ok = read_opt (tr, c, error); break;
+    case GS_HF_GPT_NEO: ok = read_neo (tr, c, error); break;
+    case GS_HF_GPT_NEOX: ok = read_neox (tr, c, error); break;
+    case GS_HF_FALCON: ok = read_falcon (tr, c, error); break;
+    case GS_HF_LLAMA: ok = read_llama (tr, c, error); break;
     case GS_HF_MIXTRAL:
-      ok = strcmp (type, "deepseek_v3") == 0 ? read_deepseek (&r, c, error)
-                                             : read_llama (&r, c, error);
+      ok = strcmp (type, "deepseek_v3") == 0 ? read_deepseek (tr, c, error)
+                                             : read_llama (tr, c, error);
       break;
     case GS_HF_SWITCH:
-    case GS_HF_T5: ok = read_t5 (&r, c, error); break;
+    case GS_HF_T5: ok = read_t5 (tr, c, error); break;
     case GS_HF_FAMILY_COUNT: g_assert_not_reached ();
     }
-  if (!ok || !check_shape (&r, fk, c, error))
+  if (!ok || !check_shape (tr, fk, c, error))
     return NULL;
+  if (text_lines != NULL)
+    c->note = "the text decoder of Gemma3ForConditionalGeneration on text "
+              "input; the SigLIP vision tower and the image projector are "
+              "not modelled";
   return g_steal_pointer (&c);
 }
 

@@ -20,7 +20,8 @@ typedef enum {
   GS_HF_GPT_NEO,
   GS_HF_GPT_NEOX,  /* gpt_neox (Pythia) */
   GS_HF_FALCON,    /* falcon */
-  GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3 */
+  GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
+                    * gemma3_text, gemma3 (its text_config) */
   GS_HF_MIXTRAL,   /* mixtral, qwen2_moe, qwen3_moe: Llama attention,
                     * sparse MoE MLP;
                     * deepseek_v3: latent attention, DeepSeek's MoE */
@@ -41,6 +42,8 @@ typedef enum {
 typedef struct {
   char *file;              /* where it came from (for messages) */
   char *model_type;        /* as the file says it */
+  const char *note;        /* what the model leaves out, for reports (a
+                            * static string, or NULL) */
   GsHfFamily family;
 
   int hidden;              /* model width (d_model) */
@@ -79,8 +82,13 @@ typedef struct {
                             * (a multiply, not a divide) */
   gboolean attn_softcap;   /* Gemma-2: scores soft-capped, cap * tanh(s /
                             * cap) (attn_logit_softcapping) */
-  gboolean logit_softcap;  /* Gemma-2: logits soft-capped
+  gboolean logit_softcap;  /* Gemma-2, Gemma 3: logits soft-capped
                             * (final_logit_softcapping) */
+  gboolean gemma3;         /* Gemma 3: q_norm and k_norm are Gemma
+                            * RMSNorms after v_proj; two rotary tables
+                            * (global, local) computed once a forward;
+                            * the embedding scaled inside embed_tokens;
+                            * logits left in the model's dtype */
   gboolean fused_qkv;      /* Phi-3: one qkv_proj GEMM (q, k, v its column
                             * slices) and one gate_up_proj (chunked) */
   int rotary_dim;          /* rotary embedding over the first rotary_dim
@@ -100,7 +108,8 @@ typedef struct {
   /* Dropout probabilities (active in training). */
   double p_embd, p_attn, p_resid, p_act;
 
-  /* GPT-Neo, Gemma-2: layer i is local when local[i]; window in tokens.
+  /* GPT-Neo, Gemma-2, Gemma 3: layer i is local when local[i]; window in
+   * tokens.
    * Without local[], a window applies to every layer (Mistral's
    * sliding_window). */
   gboolean *local;         /* layers entries, or NULL */

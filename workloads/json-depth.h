@@ -26,5 +26,9 @@ gboolean gs_json_check_depth (const char *data, gsize len, const char *name,
  * between its quotes (a key written twice: its last line, the value
  * json-glib keeps).  Strings are skipped as above. */
 GHashTable *gs_json_key_lines (const char *data, gsize len);
+/* The same for the keys of the object the top-level key MEMBER holds
+ * (empty when MEMBER is absent or holds no object). */
+GHashTable *gs_json_member_key_lines (const char *data, gsize len,
+                                      const char *member);
 
 #endif

@@ -1,8 +1,8 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
  * configs, GPT-Neo, GPT-NeoX, Falcon, OPT, Llama/Mistral, Qwen2/Qwen3,
- * Gemma/Gemma-2, Phi-3, Mixtral, Qwen-MoE, DeepSeek-V3) as transformers
- * 4.36 runs them
- * (the newer families with their own modules' differences):
+ * Gemma/Gemma-2/Gemma 3, Phi-3, Mixtral, Qwen-MoE, DeepSeek-V3) as
+ * transformers 4.36 runs them (the newer families with their own modules'
+ * differences):
  * XxxForCausalLM.forward(input_ids), and, inside generate(), with a 2-D
  * attention mask and a KV cache.
  *
@@ -458,6 +458,54 @@ rotary_tables (GsMb *b, int *cos, int *sin)
   *sin = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, R);
 }
 
+/* Gemma 3's rotary embedding module (Gemma3RotaryEmbedding, transformers
+ * 4.50), run once a forward for all layers of its kind, under no_grad
+ * and autocast off: position_ids.float(), inv_freq @ positions (a GEMM
+ * of depth 1 over the positions' rows), cat((freqs, freqs)), cos, sin,
+ * each times attention_scaling, then cast to the model's dtype: COS and
+ * SIN, [rows of positions, head_dim]. */
+static void
+rotary_emb (GsMb *b, const char *name, int *cos, int *sin)
+{
+  GsMg *g = b->g;
+  int64_t D = b->cfg->head_dim;
+  /* position_ids: cache_position.unsqueeze(0), one row; generate()
+   * passes one per sequence. */
+  int64_t n = b->generate ? b->batch : 1, rows = n * b->seq;
+  gs_mb_scope (b, -1, name);
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 4);
+  int inv = gs_mg_input (g, D / 2, D / 2);
+  int pos = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, rows, 1, 0,
+                             0, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int f = gs_mg_matmul (g, "matmul", inv, pos, n, D / 2, b->seq, 1, FALSE,
+                        FALSE, FALSE, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int e = cat2 (g, f, f, rows, D);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int t[2];
+  static const char *const fn[2] = { "cos", "sin" };
+  for (int j = 0; j < 2; j++)
+    {
+      t[j] = gs_mg_pointwise (g, fn[j], GS_BW_NONE, e, -1, rows, D, 1, 1,
+                              FALSE);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+    }
+  for (int j = 0; j < 2; j++)
+    {
+      t[j] = gs_mg_pointwise (g, "mul", GS_BW_NONE, t[j], -1, rows, D, 1, 0,
+                              TRUE);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+    }
+  if (g->opt.dtype != GS_DTYPE_FP32)
+    for (int j = 0; j < 2; j++)
+      t[j] = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, t[j], -1, rows, D,
+                              0, 0, FALSE);
+  *cos = t[0];
+  *sin = t[1];
+}
+
 /* apply_rotary_pos_emb for one of q/k: x * cos + rotate_half(x) * sin,
  * rotate_half = cat(-x2, x1).  A partial rotary embedding (Phi-3's
  * partial_rotary_factor) turns x[..., :R] and concatenates x[..., R:]
@@ -507,8 +555,10 @@ llama_norm (GsMb *b, int x, int64_t rows, int64_t cols)
                        : gs_mb_rmsnorm (b, x, rows, cols);
 }
 
+/* ROPE: Gemma 3's cos and sin tables for this layer, or NULL for the
+ * layer's own (Llama's). */
 static int
-llama_attn (GsMb *b, int i, int x, int mask)
+llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
@@ -535,13 +585,26 @@ llama_attn (GsMb *b, int i, int x, int mask)
     }
   else
     {
+      /* Qwen3: q_norm over each head, before the transpose. */
+      gboolean qwen3_norm = c->qk_norm && !c->gemma3;
       q = gs_mg_linear (g, "q_proj", x, T, H, c->heads * D, -1, bias, FALSE);
-      if (c->qk_norm)  /* Qwen3: q_norm over each head, before the transpose */
+      if (qwen3_norm)
         q = gs_mb_rmsnorm (b, q, T * c->heads, D);
       k = gs_mg_linear (g, "k_proj", x, T, H, KV * D, -1, bias, FALSE);
-      if (c->qk_norm)
+      if (qwen3_norm)
         k = gs_mb_rmsnorm (b, k, T * KV, D);
       v = gs_mg_linear (g, "v_proj", x, T, H, KV * D, -1, bias, FALSE);
+    }
+  if (c->gemma3)
+    {
+      /* Gemma 3: q_norm(q.view().transpose()), then k_norm, Gemma's
+       * RMSNorm over each head's D features (the transposed views keep
+       * their strides through it). */
+      gs_mb_scope (b, i, "model.layers.%d.self_attn.q_norm", i);
+      q = gs_mb_gemma_rmsnorm (b, q, T * c->heads, D);
+      gs_mb_scope (b, i, "model.layers.%d.self_attn.k_norm", i);
+      k = gs_mb_gemma_rmsnorm (b, k, T * KV, D);
+      gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
     }
   gs_mg_host (g, GS_HOST_VIEW, 6);
   if (g->opt.training)
@@ -550,7 +613,13 @@ llama_attn (GsMb *b, int i, int x, int mask)
       k = gs_mg_view_bw_copy (g, k);
     }
   int cos, sin;
-  rotary_tables (b, &cos, &sin);
+  if (rope != NULL)
+    {
+      cos = rope[0];
+      sin = rope[1];
+    }
+  else
+    rotary_tables (b, &cos, &sin);
   q = rotary (b, q, c->heads, cos, sin);
   k = rotary (b, k, KV, cos, sin);
   GsMbAttn a;
@@ -739,12 +808,27 @@ gs_mb_llama (GsMb *b)
     }
   gs_mb_scope (b, -1, "model.embed_tokens");
   int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  if (c->gemma3)
+    {
+      /* Gemma3TextScaledWordEmbedding: * embed_scale, a 0-dim buffer on
+       * the GPU in the model's dtype. */
+      h = gs_mg_pointwise (g, "mul", GS_BW_SCALE, h, -1, T, H, 1, 0, TRUE);
+    }
   gs_mb_scope (b, -1, "model");
   /* The mask converter's sliding window: every layer's (Mistral's,
    * Phi-3's), not Gemma-2's, whose layers build their own. */
   int mask = gs_mb_causal_mask_4d (b, b->generate,
                                    c->local == NULL ? c->window : 0);
-  if (c->gemma)
+  /* Gemma 3: the global layers' table (rope_theta, rope_scaling), then
+   * the sliding layers' (rope_local_base_freq). */
+  int rope[2][2];
+  if (c->gemma3)
+    {
+      rotary_emb (b, "model.rotary_emb", &rope[0][0], &rope[0][1]);
+      rotary_emb (b, "model.rotary_emb_local", &rope[1][0], &rope[1][1]);
+      gs_mb_scope (b, -1, "model");
+    }
+  else if (c->gemma)
     {
       /* hidden_states * torch.tensor(hidden_size ** 0.5): a 0-dim CPU
        * tensor, a scalar to the kernel. */
@@ -762,8 +846,10 @@ gs_mb_llama (GsMb *b)
         layer_mask = gemma2_sliding_mask (b, mask);
       gs_mb_scope (b, i, "model.layers.%d.input_layernorm", i);
       int x = llama_norm (b, h, T, H);
-      int a = c->deepseek ? deepseek_attn (b, i, x, layer_mask)
-                          : llama_attn (b, i, x, layer_mask);
+      int a = c->deepseek
+              ? deepseek_attn (b, i, x, layer_mask)
+              : llama_attn (b, i, x, layer_mask,
+                            c->gemma3 ? rope[layer_window (c, i) > 0] : NULL);
       if (c->sandwich_norm)
         {
           gs_mb_scope (b, i, "model.layers.%d.post_attention_layernorm", i);
@@ -791,7 +877,8 @@ gs_mb_llama (GsMb *b)
     }
   gs_mb_scope (b, -1, "model.norm");
   h = llama_norm (b, h, T, H);
-  return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
+  /* Gemma3ForCausalLM leaves the logits in the model's dtype. */
+  return lm_head (b, h, c->tie_embeddings ? embed : -1, !c->gemma3);
 }
 
 /* ------------------------------------------------------------- GPT-NeoX */

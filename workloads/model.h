@@ -47,6 +47,8 @@ typedef struct {
   double host_us;          /* host time to issue everything, us */
   const char *routing;     /* MoE routing, "identical" or "balanced" (a
                             * static string; NULL: no experts) */
+  const char *note;        /* what the model leaves out (a static string,
+                            * or NULL) */
   GsProgressFunc progress; /* told of lowering and of the simulation that
                             * settles the host's waits (NULL: none) */
   void *progress_data;
