@@ -790,22 +790,34 @@ gemma2_sliding_mask (GsMb *b, int mask)
                           FALSE);
 }
 
+/* The start of a rotary model's forward under SCOPE: its Python, the
+ * token embedding's weight (returned) and the position ids (generate()'s,
+ * or an arange with VIEWS views of it). */
+static int
+model_start (GsMb *b, const char *scope, int views)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  gs_mb_scope (b, -1, scope);
+  gs_mg_host (g, GS_HOST_PY, 12);
+  int embed = gs_mg_param (g, (int64_t) c->vocab * c->hidden, c->hidden);
+  if (b->generate)
+    gs_mb_generate_positions (b);
+  else
+    {
+      gs_mg_fill (g, "arange", 1, b->seq);     /* position_ids */
+      gs_mg_host (g, GS_HOST_VIEW, views);
+    }
+  return embed;
+}
+
 GsMbOut
 gs_mb_llama (GsMb *b)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  gs_mb_scope (b, -1, "model");
-  gs_mg_host (g, GS_HOST_PY, 12);
-  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
-  if (b->generate)
-    gs_mb_generate_positions (b);
-  else
-    {
-      gs_mg_fill (g, "arange", 1, b->seq);     /* position_ids */
-      gs_mg_host (g, GS_HOST_VIEW, 2);
-    }
+  int embed = model_start (b, "model", 2);
   gs_mb_scope (b, -1, "model.embed_tokens");
   int h = gs_mg_embedding (g, embed, c->vocab, T, H);
   if (c->gemma3)
@@ -948,16 +960,7 @@ gs_mb_gpt_neox (GsMb *b)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  gs_mb_scope (b, -1, "gpt_neox");
-  gs_mg_host (g, GS_HOST_PY, 12);
-  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
-  if (b->generate)
-    gs_mb_generate_positions (b);
-  else
-    {
-      gs_mg_fill (g, "arange", 1, b->seq);     /* position_ids */
-      gs_mg_host (g, GS_HOST_VIEW, 1);
-    }
+  int embed = model_start (b, "gpt_neox", 1);
   /* The 2-D mask generate() passes: (1 - m[:, None, None, :]) * min. */
   int mask = b->generate ? gpt2_mask (b) : -1;
   gs_mb_scope (b, -1, "gpt_neox.embed_in");
