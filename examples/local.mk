@@ -15,7 +15,8 @@ dist_examplesconfigs_DATA = examples/configs/gpt2-large.json \
 	examples/configs/falcon-7b.json \
 	examples/configs/roberta-base.json examples/configs/qwen3-30b-a3b.json \
 	examples/configs/qwen1.5-moe-a2.7b.json \
-	examples/configs/deepseek-v3.json
+	examples/configs/deepseek-v3.json \
+	examples/configs/deepseek-v2-lite.json examples/configs/deepseek-v2.json
 
 ## Hypothetical GPUs and the teaching labs.  Installed under the package
 ## data directory, so that a what-if file's base = "../../arch/NAME.cfg"

@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..37"
+echo "1..42"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -26,15 +26,15 @@ done
 
 # Every shipped config.json runs in inference (Mixtral-8x7B in fp8 and
 # Qwen3-30B-A3B in bf16, dtypes that fit them on one H100; DeepSeek-V3
-# fits no GPU, below); the Qwen3 one (q/k norms, its own head_dim) in bf16
-# training too, its backward above its forward.
+# and DeepSeek-V2 fit no GPU, below); the Qwen3 one (q/k norms, its own
+# head_dim) in bf16 training too, its backward above its forward.
 bad=
 for c in examples/configs/*.json; do
   dt=
   case $c in
     *mixtral*) dt="--dtype fp8" ;;
     *qwen3-30b*) dt="--dtype bf16" ;;
-    *deepseek-v3*) continue ;;
+    *deepseek-v3*|*deepseek-v2.json) continue ;;
   esac
   "$GPUSIM" run "$c" --arch h100 --batch 2 --seq 256 $dt --format json \
     > "$tmp/c.json" 2> "$tmp/err" &&
@@ -111,6 +111,65 @@ if "$GPUSIM" run tests/data/models/tiny-deepseek-v3.json --arch h100 \
   ok "deepseek_v3 generates"
 else
   fail "deepseek_v3 generates"
+fi
+
+# DeepSeek-V2-Lite (15.7B parameters, 29.3 GiB in bf16) fits an 80 GB
+# H100 and generates there, its softmax router and its loop over the 64
+# experts in every step; a 24 GB L4 refuses it.  DeepSeek-V2 (236B, 439.1
+# GiB in fp16) fits no shipped GPU.
+if "$GPUSIM" run examples/configs/deepseek-v2-lite.json --arch h100 \
+     --batch 1 --seq 512 --gen-tokens 4 --dtype bf16 --format json \
+     > "$tmp/dl.json" 2> "$tmp/err" &&
+   awk -v f="$("$J" "$tmp/dl.json" first_token_ms)" \
+       -v d="$("$J" "$tmp/dl.json" decode_step_ms)" \
+       'BEGIN { exit !(f > 0 && d > 0) }'; then
+  ok "deepseek-v2-lite bf16 on the h100"
+else
+  fail "deepseek-v2-lite bf16 on the h100"
+fi
+"$GPUSIM" run examples/configs/deepseek-v2-lite.json --arch l4 --batch 1 \
+  --seq 16 --dtype bf16 > /dev/null 2> "$tmp/err"
+st=$?
+if [ $st -eq 1 ] && grep -q "it needs at least 29.3 GiB (weights 29.3 GiB" \
+     "$tmp/err"; then
+  ok "deepseek-v2-lite does not fit an l4"
+else
+  fail "deepseek-v2-lite on the l4: $st"
+fi
+bad=
+for a in arch/*.cfg; do
+  case $a in arch/sm*) continue ;; esac
+  "$GPUSIM" run examples/configs/deepseek-v2.json --arch "$a" --batch 1 \
+    --seq 16 --dtype fp16 > /dev/null 2> "$tmp/err"
+  st=$?
+  [ $st -eq 1 ] && grep -q "it needs at least 439.1 GiB (weights 439.1 GiB" \
+    "$tmp/err" || bad="$bad $a:$st"
+done
+if [ -z "$bad" ]; then ok "deepseek-v2 fits no GPU"
+else fail "deepseek-v2:$bad"; fi
+
+# A small DeepSeek-V2 (group_limited_greedy) trains, eager and compiled
+# (backward through the complex rotary, the router's softmax and topk, the
+# sorted rows' slices and the experts), and generates.
+bad=
+for rt in eager compiled; do
+  "$GPUSIM" run tests/data/models/tiny-deepseek-v2.json --arch h100 \
+    --batch 2 --seq 64 --mode training --runtime $rt --dtype bf16 \
+    --format json > "$tmp/d2t.json" 2> "$tmp/err" &&
+    awk -v b="$("$J" "$tmp/d2t.json" backward_ms)" 'BEGIN { exit !(b > 0) }' ||
+    bad="$bad $rt"
+done
+if [ -z "$bad" ]; then ok "deepseek_v2 training"
+else fail "deepseek_v2 training:$bad"; fi
+if "$GPUSIM" run tests/data/models/tiny-deepseek-v2.json --arch h100 \
+     --batch 2 --seq 64 --gen-tokens 8 --dtype bf16 --routing balanced \
+     --format json > "$tmp/d2g.json" 2> "$tmp/err" &&
+   awk -v f="$("$J" "$tmp/d2g.json" first_token_ms)" \
+       -v d="$("$J" "$tmp/d2g.json" decode_step_ms)" \
+       'BEGIN { exit !(f > 0 && d > 0) }'; then
+  ok "deepseek_v2 generates"
+else
+  fail "deepseek_v2 generates"
 fi
 
 # A config.json on the command line, as in DESIGN.md.

@@ -8,7 +8,7 @@
  * Gemma3TextConfig (and Gemma3Config's text_config),
  * Phi3Config, MixtralConfig, Qwen2MoeConfig,
  * Qwen3MoeConfig,
- * DeepseekV3Config,
+ * DeepseekV2Config, DeepseekV3Config,
  * SwitchTransformersConfig, T5Config) for keys a file leaves
  * out; the sizes that define a model (width, depth, heads, vocabulary) must
  * be present.  XLMRobertaConfig and CamembertConfig differ from
@@ -114,6 +114,9 @@ static const FamilyKeys families[] = {
   { "qwen3_moe", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 6144,
     "max_position_embeddings", 32768, "hidden_act", "silu" },
+  { "deepseek_v2", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 11008,
+    "max_position_embeddings", 2048, "hidden_act", "silu" },
   { "deepseek_v3", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 18432,
     "max_position_embeddings", 4096, "hidden_act", "silu" },
@@ -146,7 +149,7 @@ gs_hf_supported_types (void)
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
          "gemma3_text, gemma3, "
          "qwen2_moe, qwen3_moe, "
-         "deepseek_v3, "
+         "deepseek_v2, deepseek_v3, "
          "switch_transformers, t5";
 }
 
@@ -686,9 +689,9 @@ read_neo (const Reader *r, GsHfConfig *c, GError **error)
  * four norms per layer, scaling by query_pre_attn_scalar, soft-capped
  * scores and logits, and a sliding window on the even layers
  * (Gemma2Attention: layer_idx % 2 == 0). */
-/* Gemma 3's rope_scaling: null, or an object whose rope_type (or "type")
- * changes only the frequencies computed at load time (default, linear,
- * llama3, yarn): the forward's kernels are the same.  dynamic and
+/* Gemma 3's and DeepSeek-V2's rope_scaling: null, or an object whose
+ * rope_type (or "type") changes only the frequencies computed at load time
+ * (default, linear, llama3, yarn): the forward's kernels are the same.  dynamic and
  * longrope recompute them as the positions grow, which is not modelled. */
 static gboolean
 check_rope_scaling (const Reader *r, GError **error)
@@ -1029,53 +1032,126 @@ read_moe (const Reader *r, GsHfConfig *c, GError **error)
          && parse_dense_layers (r, c, error);
 }
 
-/* DeepSeek-V3 (DeepseekV3Config, transformers 4.51): multi-head latent
- * attention (q through a q_lora_rank-wide q_a_proj and its RMSNorm, or one
- * q_proj when q_lora_rank is null; keys and values from a kv_lora_rank-wide
- * latent plus one shared rotary key head of qk_rope_head_dim; heads of
- * qk_nope_head_dim + qk_rope_head_dim for the scores and v_head_dim for the
- * values), then a dense MLP of intermediate_size on the first
+/* DeepSeek-V2's router (DeepseekV2Config, transformers 4.54): the
+ * topk_method and scoring_func keys, and the groups "group_limited_greedy"
+ * ranks (n_group, topk_group; no default: a file using the method gives
+ * them).  transformers scores with softmax whatever scoring_func says; a
+ * file naming another function describes a router it does not run. */
+static gboolean
+read_v2_router (const Reader *r, GsHfConfig *c, GError **error)
+{
+  const char *method, *scoring;
+  if (!get_str (r, "topk_method", "greedy", &method, error)
+      || !get_str (r, "scoring_func", "softmax", &scoring, error)
+      || !get_int_or_null (r, "n_group", 0, &c->n_group, error)
+      || !get_int_or_null (r, "topk_group", 0, &c->topk_group, error))
+    return FALSE;
+  if (strcmp (scoring, "softmax") != 0)
+    return reader_fail (r, "scoring_func", error,
+                        "key 'scoring_func' is \"%s\"; transformers' "
+                        "DeepSeek-V2 scores its experts with softmax, the "
+                        "only value gpusim models", scoring);
+  if (strcmp (method, "greedy") == 0)
+    {
+      c->topk_method = GS_HF_TOPK_GREEDY;
+      return TRUE;
+    }
+  if (strcmp (method, "group_limited_greedy") != 0)
+    return reader_fail (r, "topk_method", error,
+                        "key 'topk_method' is \"%s\"; transformers' "
+                        "DeepSeek-V2 knows \"greedy\" and "
+                        "\"group_limited_greedy\"", method);
+  c->topk_method = GS_HF_TOPK_GROUP_MAX;
+  if (c->n_group == 0)
+    return reader_fail (r, "n_group", error,
+                        "key 'n_group' is missing; topk_method "
+                        "\"group_limited_greedy\" needs the number of "
+                        "expert groups (a positive integer)");
+  if (c->topk_group == 0)
+    return reader_fail (r, "topk_group", error,
+                        "key 'topk_group' is missing; topk_method "
+                        "\"group_limited_greedy\" needs the number of "
+                        "groups to keep (a positive integer)");
+  if (c->experts % c->n_group != 0)
+    return reader_fail (r, "n_group", error,
+                        "key 'n_group' is %d; it must divide "
+                        "'n_routed_experts' (%d): the router views the "
+                        "scores as n_group groups", c->n_group, c->experts);
+  return TRUE;
+}
+
+/* DeepSeek-V3 (DeepseekV3Config, transformers 4.51) and DeepSeek-V2
+ * (DeepseekV2Config, transformers 4.54): multi-head latent attention (q
+ * through a q_lora_rank-wide q_a_proj and its RMSNorm, or one q_proj when
+ * q_lora_rank is null; keys and values from a kv_lora_rank-wide latent
+ * plus one shared rotary key head of qk_rope_head_dim; heads of
+ * qk_nope_head_dim + qk_rope_head_dim for the scores and v_head_dim for
+ * the values), then a dense MLP of intermediate_size on the first
  * first_k_dense_replace layers and DeepSeek's MoE on the others:
- * n_routed_experts experts of moe_intermediate_size chosen by sigmoid
- * scores, num_experts_per_tok of them from the topk_group best of n_group
- * groups, and n_shared_experts shared experts run as one MLP. */
+ * n_routed_experts experts of moe_intermediate_size, num_experts_per_tok
+ * of them per token, and n_shared_experts shared experts run as one MLP.
+ * V3 scores by sigmoid and picks from the topk_group best of n_group
+ * groups; V2 by softmax, greedily or from groups ranked by their best
+ * score (read_v2_router), scales the weights and never renormalises them
+ * (DeepseekV2MoEGate keeps norm_topk_prob and does not use it), turns
+ * its rotary parts as complex numbers, and runs its experts on the rows
+ * sorted by expert.  The defaults are each config class's. */
 static gboolean
 read_deepseek (const Reader *r, GsHfConfig *c, GError **error)
 {
+  gboolean v2 = strcmp (c->model_type, "deepseek_v2") == 0;
+  const char *name = v2 ? "DeepSeek-V2" : "DeepSeek-V3";
   int kv_heads, shared, freq;
   double scaling;
+  gboolean mlp_bias = FALSE;
   c->deepseek = TRUE;
   c->gated = TRUE;
   c->pre_norm = TRUE;
   c->mlp_bias = FALSE;
+  c->rope_complex = v2;
+  c->moe_sorted = v2;
+  c->topk_method = GS_HF_TOPK_NOAUX_TC;
   if (!get_int_or_null (r, "q_lora_rank", 1536, &c->q_lora_rank, error)
       || !get_int (r, "kv_lora_rank", 512, FALSE, &c->kv_lora_rank, error)
       || !get_int (r, "qk_nope_head_dim", 128, FALSE, &c->qk_nope_dim, error)
       || !get_int (r, "qk_rope_head_dim", 64, FALSE, &c->qk_rope_dim, error)
       || !get_int (r, "v_head_dim", 128, FALSE, &c->v_head_dim, error)
-      || !get_bool (r, "rope_interleave", TRUE, &c->rope_interleave, error)
+      || (!v2 && !get_bool (r, "rope_interleave", TRUE, &c->rope_interleave,
+                            error))
+      || (v2 && !get_bool (r, "mlp_bias", FALSE, &mlp_bias, error))
+      || (v2 && !check_rope_scaling (r, error))
       || !get_int (r, "num_key_value_heads", c->heads, FALSE, &kv_heads,
                    error)
       || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
                     error)
       || !get_bool (r, "attention_bias", FALSE, &c->linear_bias, error)
       || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
-      || !get_int (r, "n_routed_experts", 256, FALSE, &c->experts, error)
+      || !get_int (r, "n_routed_experts", v2 ? 64 : 256, FALSE, &c->experts,
+                   error)
       || !check_max (r, "n_routed_experts", c->experts, MAX_EXPERTS,
                      "experts", error)
-      || !get_int (r, "num_experts_per_tok", 8, FALSE, &c->top_k, error)
-      || !get_int (r, "moe_intermediate_size", 2048, FALSE, &c->expert_ffn,
+      /* DeepseekV2Config has no default (None), which its router cannot
+       * take: a file must give it. */
+      || !get_int (r, "num_experts_per_tok", v2 ? 0 : 8, v2, &c->top_k,
                    error)
-      || !get_int (r, "n_shared_experts", 1, FALSE, &shared, error)
-      || !get_int (r, "n_group", 8, FALSE, &c->n_group, error)
-      || !get_int (r, "topk_group", 4, FALSE, &c->topk_group, error)
-      || !get_count (r, "first_k_dense_replace", 3, &c->first_dense, error)
-      || !get_bool (r, "norm_topk_prob", TRUE, &c->norm_topk, error)
-      || !get_positive (r, "routed_scaling_factor", 2.5, FALSE, &scaling,
-                        error)
+      || !get_int (r, "moe_intermediate_size", v2 ? 1407 : 2048, FALSE,
+                   &c->expert_ffn, error)
+      || !get_int (r, "n_shared_experts", v2 ? 2 : 1, FALSE, &shared, error)
+      || (!v2 && !get_int (r, "n_group", 8, FALSE, &c->n_group, error))
+      || (!v2 && !get_int (r, "topk_group", 4, FALSE, &c->topk_group,
+                           error))
+      || !get_count (r, "first_k_dense_replace", v2 ? 0 : 3, &c->first_dense,
+                     error)
+      || !get_bool (r, "norm_topk_prob", !v2, &c->norm_topk, error)
+      || !get_positive (r, "routed_scaling_factor", v2 ? 1.0 : 2.5, FALSE,
+                        &scaling, error)
       || !get_int (r, "moe_layer_freq", 1, FALSE, &freq, error))
     return FALSE;
   c->o_bias = c->linear_bias;
+  if (mlp_bias)
+    return reader_fail (r, "mlp_bias", error,
+                        "key 'mlp_bias' is true; gpusim models DeepSeek-V2's "
+                        "MLPs and experts without bias (false)");
   if (c->qk_rope_dim % 2 != 0)
     return reader_fail (r, "qk_rope_head_dim", error,
                         "key 'qk_rope_head_dim' is %d; the rotary embedding "
@@ -1091,7 +1167,16 @@ read_deepseek (const Reader *r, GsHfConfig *c, GError **error)
     return reader_fail (r, "num_experts_per_tok", error,
                         "key 'num_experts_per_tok' is %d but there are only "
                         "%d experts", c->top_k, c->experts);
-  if (c->experts % c->n_group != 0 || c->experts / c->n_group < 2)
+  if (v2)
+    {
+      if (!read_v2_router (r, c, error))
+        return FALSE;
+      /* Only "group_limited_greedy" reads the groups. */
+      if (c->topk_method == GS_HF_TOPK_GREEDY)
+        c->n_group = c->topk_group = 1;
+      c->norm_topk = FALSE;
+    }
+  else if (c->experts % c->n_group != 0 || c->experts / c->n_group < 2)
     return reader_fail (r, "n_group", error,
                         "key 'n_group' is %d; it must divide "
                         "'n_routed_experts' (%d) into groups of at least 2 "
@@ -1104,9 +1189,9 @@ read_deepseek (const Reader *r, GsHfConfig *c, GError **error)
   if (freq != 1)
     return reader_fail (r, "moe_layer_freq", error,
                         "key 'moe_layer_freq' is %d; transformers' "
-                        "DeepSeek-V3 makes every layer from "
+                        "%s makes every layer from "
                         "'first_k_dense_replace' on sparse, as with 1, the "
-                        "only value gpusim models", freq);
+                        "only value gpusim models", freq, name);
   if ((gint64) c->expert_ffn * shared > MAX_SIZE)
     return reader_fail (r, "n_shared_experts", error,
                         "key 'n_shared_experts' is %d: the shared MLP would "
@@ -1238,7 +1323,8 @@ gs_hf_layer_sparse (const GsHfConfig *cfg, int i, gboolean decoder)
   int step = decoder ? cfg->dec_sparse_step : cfg->enc_sparse_step;
   if (cfg->experts <= 0 || step <= 0)
     return FALSE;
-  /* DeepseekV3DecoderLayer: sparse from layer first_k_dense_replace on. */
+  /* DeepseekV2/V3DecoderLayer: sparse from layer first_k_dense_replace
+   * on. */
   if (cfg->deepseek)
     return i >= cfg->first_dense;
   /* Qwen3MoeDecoderLayer: sparse unless in mlp_only_layers, on every
@@ -1408,8 +1494,8 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
     case GS_HF_FALCON: ok = read_falcon (tr, c, error); break;
     case GS_HF_LLAMA: ok = read_llama (tr, c, error); break;
     case GS_HF_MIXTRAL:
-      ok = strcmp (type, "deepseek_v3") == 0 ? read_deepseek (tr, c, error)
-                                             : read_llama (tr, c, error);
+      ok = g_str_has_prefix (type, "deepseek_v") ? read_deepseek (tr, c, error)
+                                                 : read_llama (tr, c, error);
       break;
     case GS_HF_SWITCH:
     case GS_HF_T5: ok = read_t5 (tr, c, error); break;

@@ -24,7 +24,8 @@ typedef enum {
                     * gemma3_text, gemma3 (its text_config) */
   GS_HF_MIXTRAL,   /* mixtral, qwen2_moe, qwen3_moe: Llama attention,
                     * sparse MoE MLP;
-                    * deepseek_v3: latent attention, DeepSeek's MoE */
+                    * deepseek_v2, deepseek_v3: latent attention,
+                    * DeepSeek's MoE */
   GS_HF_SWITCH,    /* switch_transformers */
   GS_HF_T5,
   GS_HF_FAMILY_COUNT
@@ -38,6 +39,15 @@ typedef enum {
   GS_ACT_RELU,
   GS_ACT_SILU,       /* "silu"/"swish" */
 } GsHfAct;
+
+/* How DeepSeek's router picks a token's experts. */
+typedef enum {
+  GS_HF_TOPK_NOAUX_TC,   /* DeepSeek-V3: sigmoid scores + the correction
+                          * bias, groups ranked by their best two */
+  GS_HF_TOPK_GREEDY,     /* DeepSeek-V2 "greedy": softmax scores, top_k */
+  GS_HF_TOPK_GROUP_MAX,  /* DeepSeek-V2 "group_limited_greedy": softmax
+                          * scores, groups ranked by their best one */
+} GsHfTopkMethod;
 
 typedef struct {
   char *file;              /* where it came from (for messages) */
@@ -131,8 +141,9 @@ typedef struct {
                             * (no .tolist()) */
   gboolean *dense_layers;  /* layers entries, or NULL: layer i runs a dense
                             * MLP of ffn (mlp_only_layers) */
-  /* DeepSeek-V3 (deepseek_v3): multi-head latent attention and its MoE. */
-  gboolean deepseek;       /* the DeepSeek-V3 layer (the fields below) */
+  /* DeepSeek-V2 and V3 (deepseek_v2, deepseek_v3): multi-head latent
+   * attention and DeepSeek's MoE. */
+  gboolean deepseek;       /* the DeepSeek layer (the fields below) */
   int q_lora_rank;         /* q_a_proj's width (0: one q_proj) */
   int kv_lora_rank;        /* kv_a_proj_with_mqa's latent width */
   int qk_nope_dim;         /* per head: the query/key part without rotary */
@@ -142,6 +153,14 @@ typedef struct {
                             * qk_nope_dim + qk_rope_dim) */
   gboolean rope_interleave; /* q/k's rotary part viewed as pairs and
                              * transposed first (one copy each) */
+  gboolean rope_complex;   /* DeepSeek-V2: one complex table a forward
+                            * (torch.polar), q/k's rotary parts turned by
+                            * a complex multiply in fp32 */
+  GsHfTopkMethod topk_method; /* the router's scores and choice */
+  gboolean moe_sorted;     /* DeepSeek-V2's moe(): the chosen rows sorted
+                            * by expert (argsort), each expert on its slice
+                            * of them, cat, scattered back, weighted, summed
+                            * over top_k (else V3's torch.where loop) */
   int n_group;             /* the experts' groups for the router */
   int topk_group;          /* groups a token's experts are chosen from */
   int first_dense;         /* first_k_dense_replace: layers below run a

@@ -764,6 +764,14 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
   return final;
 }
 
+/* The hidden states are narrower than fp32 (fp16, bf16, fp8's bf16 ones):
+ * DeepSeek's fp32 steps cast. */
+static gboolean
+below_fp32 (const GsMg *g)
+{
+  return g->opt.dtype != GS_DTYPE_FP32 && g->opt.dtype != GS_DTYPE_TF32;
+}
+
 /* The op just added runs in fp32 whatever the model's dtype. */
 static void
 fp32_op (GsMg *g)
@@ -771,13 +779,66 @@ fp32_op (GsMg *g)
   gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
 }
 
-/* DeepseekV3TopkRouter over T tokens of width H: returns the [T, top_k]
- * routing weights.  The logits in fp32 (the hidden states and the weight
- * cast each call), sigmoid scores; then, without gradient, the choice:
- * scores + e_score_correction_bias, each group's best two summed, the
- * topk_group best groups kept (zeros_like, scatter_, the mask expanded to
- * every expert, bool, ~, masked_fill) and the top_k of what is left; the
- * chosen scores gathered, renormalised (norm_topk_prob) and scaled by
+/* DeepseekV2MoEGate's choice from the fp32 LOGITS [T, E] (transformers
+ * 4.54): softmax scores; "group_limited_greedy" first ranks each of n_group
+ * groups by its best score (max), keeps the topk_group best (topk), and
+ * zeroes the other groups' scores (zeros_like, scatter_, the mask expanded
+ * to every expert: a copy, .bool(), ~, masked_fill); then the top_k
+ * scores (topk, whose values carry the gradient) times
+ * routed_scaling_factor, never renormalised.  Returns the [T, top_k]
+ * weights. */
+static int
+softmax_choice (GsMb *b, int logits, int64_t T)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t E = c->experts, K = c->top_k, G = c->n_group;
+  int64_t TG = c->topk_group;
+  int in[2] = { -1, -1 };
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int scores = gs_mg_softmax (g, logits, T, E);
+  fp32_op (g);
+  if (c->topk_method == GS_HF_TOPK_GROUP_MAX)
+    {
+      gs_mg_host (g, GS_HOST_VIEW, 1);
+      in[0] = scores;
+      node (g, GS_OP_REDUCE, "max", GS_BW_NONE, in, 1, T * G, E / G, T * G,
+            1);
+      fp32_op (g);
+      in[0] = -1;
+      node (g, GS_OP_REDUCE, "topk", GS_BW_NONE, in, 0, T, G, T * TG, TG);
+      fp32_op (g);
+      gs_mg_fill (g, "zeros_like", T, G);
+      fp32_op (g);
+      gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, TG, 1, 0, TRUE);
+      fp32_op (g);
+      gs_mg_host (g, GS_HOST_VIEW, 2);
+      gs_mg_copy (g, "clone", GS_BW_NONE, -1, T, E);  /* expand + reshape */
+      fp32_op (g);
+      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, E, 0, 0, FALSE);
+      gs_mg_pointwise (g, "bitwise_not", GS_BW_NONE, -1, -1, T, E, 1, 0,
+                       FALSE);
+      scores = gs_mg_unary (g, "masked_fill", scores, T, E, 1, 0,
+                            "masked_fill");
+      fp32_op (g);
+    }
+  in[0] = scores;
+  int rw = node (g, GS_OP_REDUCE, "topk", GS_BW_GATHER, in, 1, T, E, T * K,
+                 K);
+  fp32_op (g);
+  rw = gs_mg_pointwise (g, "mul", GS_BW_SCALE, rw, -1, T, K, 1, 0, TRUE);
+  fp32_op (g);
+  return rw;
+}
+
+/* DeepSeek's router (DeepseekV3TopkRouter, DeepseekV2MoEGate) over T
+ * tokens of width H: returns the [T, top_k] routing weights.  The logits
+ * in fp32 (the hidden states and the weight cast each call); V2 goes on
+ * in softmax_choice.  V3: sigmoid scores; then, without gradient, the
+ * choice: scores + e_score_correction_bias, each group's best two summed,
+ * the topk_group best groups kept (zeros_like, scatter_, the mask expanded
+ * to every expert, bool, ~, masked_fill) and the top_k of what is left;
+ * the chosen scores gathered, renormalised (norm_topk_prob) and scaled by
  * routed_scaling_factor. */
 static int
 deepseek_router (GsMb *b, int x, int64_t T, int64_t H)
@@ -786,12 +847,10 @@ deepseek_router (GsMb *b, int x, int64_t T, int64_t H)
   const GsHfConfig *c = b->cfg;
   int64_t E = c->experts, K = c->top_k, G = c->n_group;
   int64_t TG = c->topk_group;
-  gboolean half = g->opt.dtype != GS_DTYPE_FP32
-                  && g->opt.dtype != GS_DTYPE_TF32;
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_VIEW, 1);
   int w = gs_mg_param (g, E * H, H);
-  if (half)
+  if (below_fp32 (g))
     {
       x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, T, H, 0, 0,
                            FALSE);
@@ -802,6 +861,8 @@ deepseek_router (GsMb *b, int x, int64_t T, int64_t H)
     }
   int logits = gs_mg_linear (g, NULL, x, T, H, E, w, FALSE, FALSE);
   fp32_op (g);
+  if (c->topk_method != GS_HF_TOPK_NOAUX_TC)
+    return softmax_choice (b, logits, T);
   int scores = gs_mg_unary (g, "sigmoid", logits, T, E, 4, 2,
                             "sigmoid_backward");
   fp32_op (g);
@@ -852,26 +913,18 @@ deepseek_router (GsMb *b, int x, int64_t T, int64_t H)
   return rw;
 }
 
-int
-gs_mb_deepseek_moe (GsMb *b, int x, int64_t T, int64_t H)
+/* DeepseekV3MoE.moe(): an fp32 output (zeros_like with the weights'
+ * dtype), the one_hot expert mask, then for every expert torch.where on
+ * its mask; an expert with tokens gathers its weights and rows, runs, is
+ * weighted (in fp32) and index_add_ed into the output, cast back at the
+ * end. */
+static int
+where_experts (GsMb *b, int x, int rw, int64_t T, int64_t H,
+               const char *scope)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t E = c->experts, K = c->top_k;
-  gboolean half = g->opt.dtype != GS_DTYPE_FP32
-                  && g->opt.dtype != GS_DTYPE_TF32;
-  /* torch.where in the expert loop breaks the graph inside a loop, as in
-   * Mixtral's block: Dynamo runs the block eagerly. */
-  gboolean saved_eager = g->eager;
-  g->eager = TRUE;
-  char *saved = g_strdup (g->scope);
-  gs_mg_module (g);
-  g_autofree char *gate = g_strdup_printf ("%s.gate", saved);
-  gs_mg_scope (g, gate, g->layer);
-  int rw = deepseek_router (b, x, T, H);
-  gs_mg_scope (g, saved, g->layer);
-  /* moe(): an fp32 output (zeros_like with the weights' dtype), the
-   * one_hot expert mask, then the loop over every expert. */
   gs_mg_host (g, GS_HOST_VIEW, 1);
   int final = gs_mg_fill (g, "zeros_like", T, H);
   fp32_op (g);
@@ -899,10 +952,10 @@ gs_mb_deepseek_moe (GsMb *b, int x, int64_t T, int64_t H)
       in[0] = x;
       int cur = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, n, H,
                       n * H, H);
-      g_autofree char *scope = g_strdup_printf ("%s.experts.%d", saved, e);
-      gs_mg_scope (g, scope, g->layer);
+      g_autofree char *es = g_strdup_printf ("%s.experts.%d", scope, e);
+      gs_mg_scope (g, es, g->layer);
       int y = moe_expert (b, cur, n, H, c->expert_ffn);
-      gs_mg_scope (g, saved, g->layer);
+      gs_mg_scope (g, scope, g->layer);
       /* expert_output * expert_weights.unsqueeze(-1): promoted to fp32. */
       y = gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w, n, H, 1, 0, FALSE);
       fp32_op (g);
@@ -912,9 +965,144 @@ gs_mb_deepseek_moe (GsMb *b, int x, int64_t T, int64_t H)
       fp32_op (g);
     }
   /* final_hidden_states.type(hidden_states.dtype) */
-  if (half)
+  if (below_fp32 (g))
     final = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, final, -1, T, H, 0,
                              0, FALSE);
+  return final;
+}
+
+/* torch.cat of the N values in V along the rows (ROWS x COLS in all): one
+ * kernel.  A node reads at most GS_MG_MAX_IN values, so the first ones are
+ * joined by nodes that launch nothing and pass the gradient through, as
+ * the cat's own backward (views of its gradient) does. */
+static int
+cat_rows (GsMg *g, const int *v, int n, int64_t rows, int64_t cols)
+{
+  int in[GS_MG_MAX_IN];
+  int at = 0, joined = -1;
+  while ((n - at) + (joined >= 0) > GS_MG_MAX_IN)
+    {
+      int k = 0;
+      if (joined >= 0)
+        in[k++] = joined;
+      while (k < GS_MG_MAX_IN)
+        in[k++] = v[at++];
+      GsOp op;
+      gs_op_init (&op);
+      op.kind = GS_OP_KIND_COUNT;
+      joined = gs_mg_add (g, &op, GS_BW_PASS, GS_HOST_NONE, in, k,
+                          rows * cols, cols);
+    }
+  int k = 0;
+  if (joined >= 0)
+    in[k++] = joined;
+  while (at < n)
+    in[k++] = v[at++];
+  return node (g, GS_OP_COPY, "cat", GS_BW_PASS, in, k, rows, cols,
+               rows * cols, cols);
+}
+
+/* DeepseekV2MoE.moe() (transformers 4.54): the tokens each expert gets
+ * counted (new_zeros, scatter_, sum over the tokens), the T x top_k
+ * choices sorted by expert (argsort) and their rows gathered
+ * (indices // top_k, index); then for every expert the Python compares
+ * its 0-dim count with 0 (a kernel, read back by the host); an expert
+ * with tokens advances the running end index (add) and takes its slice
+ * of the sorted rows, whose bounds, 0-dim tensors, the host reads back
+ * again (item()); its output is kept.  Then cat, the rows scattered back
+ * to their places (new_x[indices] = outs, index_put_), cast to fp32, *=
+ * the weights, summed over top_k and cast back. */
+static int
+sorted_experts (GsMb *b, int x, int rw, int64_t T, int64_t H,
+                const char *scope)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t E = c->experts, K = c->top_k;
+  int in[2] = { -1, -1 };
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  gs_mg_fill (g, "zeros", T, E);
+  gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, K, 1, 0, TRUE);
+  gs_mg_reduce (g, "sum", GS_BW_NONE, -1, T, E, 0);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  node (g, GS_OP_REDUCE, "sort", GS_BW_NONE, in, 0, 1, T * K, T * K, T * K);
+  gs_mg_pointwise (g, "floor_divide", GS_BW_NONE, -1, -1, 1, T * K, 1, 0,
+                   TRUE);
+  in[0] = x;
+  int sorted = node (g, GS_OP_EMBEDDING, "index", GS_BW_GATHER, in, 1, T * K,
+                     H, T * K * H, H);
+  gs_mg_host (g, GS_HOST_VIEW, 1);               /* iterating: unbind */
+  int *outs = g_new (int, E);
+  int n_out = 0;
+  int64_t rows = 0;
+  for (int e = 0; e < E; e++)
+    {
+      int64_t n = gs_mb_expert_tokens (b, e, T, (int) K, 0);
+      gs_mg_host (g, GS_HOST_PY, 2);
+      /* if num_tokens == 0 */
+      gs_mg_pointwise (g, "eq", GS_BW_NONE, -1, -1, 1, 1, 1, 0, TRUE);
+      gs_mg_host (g, GS_HOST_SYNC, 1);
+      if (n == 0)
+        {
+          idle_expert_weights (g, 3, H, c->expert_ffn);
+          continue;
+        }
+      /* end_idx = start_idx + num_tokens; sorted_tokens[start_idx:end_idx]
+       * reads end_idx back, and start_idx once it is a tensor too. */
+      gs_mg_pointwise (g, "add", GS_BW_NONE, -1, -1, 1, 1, 1, 0, n_out == 0);
+      gs_mg_host (g, GS_HOST_SYNC, n_out == 0 ? 1 : 2);
+      int cur = gs_mg_slice (g, sorted, n * H, H);
+      g_autofree char *es = g_strdup_printf ("%s.experts.%d", scope, e);
+      gs_mg_scope (g, es, g->layer);
+      outs[n_out++] = moe_expert (b, cur, n, H, c->expert_ffn);
+      gs_mg_scope (g, scope, g->layer);
+      rows += n;
+    }
+  gs_mg_host (g, GS_HOST_PY, 2);
+  int y = cat_rows (g, outs, n_out, rows, H);
+  g_free (outs);
+  /* new_x = torch.empty_like(outs) (no kernel); new_x[indices] = outs */
+  int put[2] = { gs_mg_value (g, rows * H, H, FALSE), y };
+  y = node (g, GS_OP_EMBEDDING, "index_put_", GS_BW_INDEX_PUT, put, 2, rows,
+            H, rows * H, H);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  if (below_fp32 (g))
+    {
+      y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, H, 0, 0,
+                           FALSE);
+      fp32_op (g);
+    }
+  y = gs_mg_pointwise (g, "mul_", GS_BW_MUL, y, rw, rows, H, 1, 0, FALSE);
+  fp32_op (g);
+  /* .sum(dim=1) over the top_k rows of each token */
+  in[0] = y;
+  y = node (g, GS_OP_REDUCE, "sum", GS_BW_PASS, in, 1, K, T * H, T * H, H);
+  gs_mg_last (g)->op.reduce_dim = 0;
+  fp32_op (g);
+  if (below_fp32 (g))
+    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, T, H, 0, 0,
+                         FALSE);
+  return y;
+}
+
+int
+gs_mb_deepseek_moe (GsMb *b, int x, int64_t T, int64_t H)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  /* A data-dependent expert loop (torch.where, or V2's `if num_tokens ==
+   * 0`) breaks the graph inside a loop, as in Mixtral's block: Dynamo runs
+   * the block eagerly. */
+  gboolean saved_eager = g->eager;
+  g->eager = TRUE;
+  char *saved = g_strdup (g->scope);
+  gs_mg_module (g);
+  g_autofree char *gate = g_strdup_printf ("%s.gate", saved);
+  gs_mg_scope (g, gate, g->layer);
+  int rw = deepseek_router (b, x, T, H);
+  gs_mg_scope (g, saved, g->layer);
+  int final = c->moe_sorted ? sorted_experts (b, x, rw, T, H, saved)
+                            : where_experts (b, x, rw, T, H, saved);
   gs_mg_host (g, GS_HOST_VIEW, 1);
   /* + shared_experts(residuals): n_shared_experts as one MLP. */
   g_autofree char *shared = g_strdup_printf ("%s.shared_experts", saved);

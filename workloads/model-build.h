@@ -113,9 +113,10 @@ int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d, int64_t window);
  * Qwen2/Qwen3-MoE's with their differences (GsHfConfig's norm_topk,
  * qwen_moe, shared_ffn). */
 int gs_mb_mixtral_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
-/* DeepSeek-V3's MoE block over T tokens of width H: the sigmoid router
- * with group-limited top-k, the routed experts' loop, the shared experts
- * (returns its output). */
+/* DeepSeek's MoE block over T tokens of width H: the router (V3's sigmoid
+ * one with group-limited top-k, or V2's softmax one, greedy or
+ * group-limited), the routed experts (V3's torch.where loop, or V2's over
+ * the rows sorted by expert), the shared experts (returns its output). */
 int gs_mb_deepseek_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
 /* Switch Transformers' sparse MLP (router + experts). */
 int gs_mb_switch_moe (GsMb *b, int x, int64_t tokens, int64_t hidden);
@@ -138,7 +139,7 @@ GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
                                     * gemma, gemma2, phi3, mixtral,
                                     * qwen2_moe, qwen3_moe,
-                                    * deepseek_v3 */
+                                    * deepseek_v2, deepseek_v3 */
 GsMbOut gs_mb_bert (GsMb *b);     /* bert, roberta */
 GsMbOut gs_mb_t5 (GsMb *b);        /* t5, switch_transformers */
 

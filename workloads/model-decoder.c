@@ -1,6 +1,6 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
  * configs, GPT-Neo, GPT-NeoX, Falcon, OPT, Llama/Mistral, Qwen2/Qwen3,
- * Gemma/Gemma-2/Gemma 3, Phi-3, Mixtral, Qwen-MoE, DeepSeek-V3) as
+ * Gemma/Gemma-2/Gemma 3, Phi-3, Mixtral, Qwen-MoE, DeepSeek-V2/V3) as
  * transformers 4.36 runs them (the newer families with their own modules'
  * differences):
  * XxxForCausalLM.forward(input_ids), and, inside generate(), with a 2-D
@@ -506,6 +506,75 @@ rotary_emb (GsMb *b, const char *name, int *cos, int *sin)
   *sin = t[1];
 }
 
+/* DeepSeek-V2's rotary embedding module (Llama 4's, transformers 4.54),
+ * run once a forward for every layer, under no_grad and autocast off:
+ * position_ids.float(), inv_freq @ positions (a GEMM of depth 1 over the
+ * positions' rows), ones_like, torch.polar (the cos and sin of each
+ * angle), times attention_scaling.  Returns the complex64 table, [rows of
+ * positions, qk_rope_head_dim / 2] complex numbers held as
+ * qk_rope_head_dim floats a row; it is never cast to the model's dtype. */
+static int
+rotary_polar (GsMb *b, const char *name)
+{
+  GsMg *g = b->g;
+  int64_t R = b->cfg->qk_rope_dim;
+  int64_t n = b->generate ? b->batch : 1, rows = n * b->seq;
+  gs_mb_scope (b, -1, name);
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 4);
+  int inv = gs_mg_input (g, R / 2, R / 2);
+  int pos = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, rows, 1, 0,
+                             0, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int f = gs_mg_matmul (g, "matmul", inv, pos, n, R / 2, b->seq, 1, FALSE,
+                        FALSE, FALSE, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  gs_mg_host (g, GS_HOST_VIEW, 1);             /* transpose(1, 2) */
+  gs_mg_fill (g, "ones_like", rows, R / 2);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int t = gs_mg_pointwise (g, "polar", GS_BW_NONE, f, -1, rows, R, 1, 1,
+                           FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  t = gs_mg_pointwise (g, "mul", GS_BW_NONE, t, -1, rows, R, 1, 0, TRUE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  return t;
+}
+
+/* DeepSeek-V2's apply_rotary_emb on the query's rotary parts (Q, HEADS
+ * heads) and the key's one head (K), R dimensions each: both in fp32
+ * first (.float(): a copy each below fp32), viewed as complex pairs, each
+ * times the table FREQS (a complex multiply: three operations per float),
+ * viewed back and cast to the model's dtype (type_as), q then k. */
+static void
+rotary_complex (GsMb *b, int *q, int *k, int64_t heads, int64_t R,
+                int freqs)
+{
+  GsMg *g = b->g;
+  gboolean cast = g->opt.dtype != GS_DTYPE_FP32
+                  && g->opt.dtype != GS_DTYPE_TF32;
+  int64_t rows[2] = { b->batch * heads * b->seq, b->batch * b->seq };
+  int *x[2] = { q, k };
+  gs_mg_host (g, GS_HOST_PY, 1);
+  gs_mg_host (g, GS_HOST_VIEW, 4);             /* reshape, view_as_complex */
+  for (int j = 0; j < 2 && cast; j++)
+    {
+      *x[j] = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, *x[j], -1, rows[j],
+                               R, 0, 0, FALSE);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+    }
+  gs_mg_host (g, GS_HOST_VIEW, 1);             /* freqs_cis.unsqueeze(1) */
+  for (int j = 0; j < 2; j++)
+    {
+      *x[j] = gs_mg_pointwise (g, "mul", GS_BW_MUL, *x[j], freqs, rows[j], R,
+                               3, 0, FALSE);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+      gs_mg_host (g, GS_HOST_VIEW, 2);         /* view_as_real, flatten */
+      if (cast)
+        *x[j] = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, *x[j], -1,
+                                 rows[j], R, 0, 0, FALSE);
+    }
+}
+
 /* apply_rotary_pos_emb for one of q/k: x * cos + rotate_half(x) * sin,
  * rotate_half = cat(-x2, x1).  A partial rotary embedding (Phi-3's
  * partial_rotary_factor) turns x[..., :R] and concatenates x[..., R:]
@@ -650,19 +719,21 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
                        FALSE);
 }
 
-/* DeepseekV3Attention (multi-head latent attention), heads of D =
+/* DeepseekV3Attention and DeepseekV2Attention (multi-head latent
+ * attention), heads of D =
  * qk_nope + qk_rope for the scores and Dv for the values.  q: q_a_proj,
  * q_a_layernorm, q_b_proj (or one q_proj), viewed per head and split into
  * its nope and rotary parts (views).  kv_a_proj_with_mqa to the latent and
  * one rotary key head, split (views); the latent through kv_a_layernorm and
  * kv_b_proj to every head's key (nope part) and value, split (views).  The
  * rotary parts (rope_interleave: each first viewed as pairs and
- * transposed, a copy) turned as Llama's; the key's one head expanded to
+ * transposed, a copy) turned as Llama's, or (DeepSeek-V2) as complex
+ * numbers by the table FREQS; the key's one head expanded to
  * every head (a view); q and k each concatenated from their parts.  The
  * cache holds these per-head keys and values, not the latent.  Eager
  * attention scales the scores by a multiply (qk_head_dim^-0.5). */
 static int
-deepseek_attn (GsMb *b, int i, int x, int mask)
+deepseek_attn (GsMb *b, int i, int x, int mask, int freqs)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
@@ -699,17 +770,22 @@ deepseek_attn (GsMb *b, int i, int x, int mask)
   gs_mg_host (g, GS_HOST_VIEW, 4);
   int k_pass = gs_mg_slice (g, kvb, T * NH * Dn, Dn);
   int v = gs_mg_slice (g, kvb, T * NH * Dv, Dv);
-  int cos, sin;
-  rotary_tables (b, &cos, &sin);
-  if (c->rope_interleave)
+  if (c->rope_complex)
+    rotary_complex (b, &q_rot, &k_rot, NH, Dr, freqs);
+  else
     {
-      /* view(b, h, s, d / 2, 2).transpose(4, 3).reshape(b, h, s, d) */
-      gs_mg_host (g, GS_HOST_VIEW, 4);
-      q_rot = gs_mg_copy (g, "clone", GS_BW_PASS, q_rot, T * NH, Dr);
-      k_rot = gs_mg_copy (g, "clone", GS_BW_PASS, k_rot, T, Dr);
+      int cos, sin;
+      rotary_tables (b, &cos, &sin);
+      if (c->rope_interleave)
+        {
+          /* view(b, h, s, d / 2, 2).transpose(4, 3).reshape(b, h, s, d) */
+          gs_mg_host (g, GS_HOST_VIEW, 4);
+          q_rot = gs_mg_copy (g, "clone", GS_BW_PASS, q_rot, T * NH, Dr);
+          k_rot = gs_mg_copy (g, "clone", GS_BW_PASS, k_rot, T, Dr);
+        }
+      q_rot = rotary_part (b, q_rot, NH, Dr, Dr, cos, sin);
+      k_rot = rotary_part (b, k_rot, 1, Dr, Dr, cos, sin);
     }
-  q_rot = rotary_part (b, q_rot, NH, Dr, Dr, cos, sin);
-  k_rot = rotary_part (b, k_rot, 1, Dr, Dr, cos, sin);
   gs_mg_host (g, GS_HOST_VIEW, 1);           /* k_rot.expand */
   q = cat2 (g, q_pass, q_rot, T * NH, D);
   int k = cat2 (g, k_pass, k_rot, T * NH, D);
@@ -834,7 +910,13 @@ gs_mb_llama (GsMb *b)
   /* Gemma 3: the global layers' table (rope_theta, rope_scaling), then
    * the sliding layers' (rope_local_base_freq). */
   int rope[2][2];
-  if (c->gemma3)
+  int freqs = -1;
+  if (c->rope_complex)
+    {
+      freqs = rotary_polar (b, "model.rotary_emb");
+      gs_mb_scope (b, -1, "model");
+    }
+  else if (c->gemma3)
     {
       rotary_emb (b, "model.rotary_emb", &rope[0][0], &rope[0][1]);
       rotary_emb (b, "model.rotary_emb_local", &rope[1][0], &rope[1][1]);
@@ -859,7 +941,7 @@ gs_mb_llama (GsMb *b)
       gs_mb_scope (b, i, "model.layers.%d.input_layernorm", i);
       int x = llama_norm (b, h, T, H);
       int a = c->deepseek
-              ? deepseek_attn (b, i, x, layer_mask)
+              ? deepseek_attn (b, i, x, layer_mask, freqs)
               : llama_attn (b, i, x, layer_mask,
                             c->gemma3 ? rope[layer_window (c, i) > 0] : NULL);
       if (c->sandwich_norm)
