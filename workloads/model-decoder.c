@@ -458,6 +458,31 @@ rotary_tables (GsMb *b, int *cos, int *sin)
   *sin = gs_mg_copy (g, "index", GS_BW_NONE, -1, b->seq, R);
 }
 
+/* The start of a rotary embedding module run once a forward (Gemma 3's,
+ * DeepSeek-V2's) under SCOPE, under no_grad and autocast off:
+ * position_ids.float() and inv_freq @ positions, a GEMM of depth 1.
+ * Returns the angles, [*ROWS positions, D / 2] in fp32: position_ids is
+ * cache_position.unsqueeze(0), one row, where generate() passes one per
+ * sequence. */
+static int
+rotary_angles (GsMb *b, const char *scope, int64_t D, int64_t *rows)
+{
+  GsMg *g = b->g;
+  int64_t n = b->generate ? b->batch : 1;
+  *rows = n * b->seq;
+  gs_mb_scope (b, -1, scope);
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_VIEW, 4);
+  int inv = gs_mg_input (g, D / 2, D / 2);
+  int pos = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, *rows, 1, 0,
+                             0, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int f = gs_mg_matmul (g, "matmul", inv, pos, n, D / 2, b->seq, 1, FALSE,
+                        FALSE, FALSE, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  return f;
+}
+
 /* Gemma 3's rotary embedding module (Gemma3RotaryEmbedding, transformers
  * 4.50), run once a forward for all layers of its kind, under no_grad
  * and autocast off: position_ids.float(), inv_freq @ positions (a GEMM
@@ -468,20 +493,8 @@ static void
 rotary_emb (GsMb *b, const char *name, int *cos, int *sin)
 {
   GsMg *g = b->g;
-  int64_t D = b->cfg->head_dim;
-  /* position_ids: cache_position.unsqueeze(0), one row; generate()
-   * passes one per sequence. */
-  int64_t n = b->generate ? b->batch : 1, rows = n * b->seq;
-  gs_mb_scope (b, -1, name);
-  gs_mg_module (g);
-  gs_mg_host (g, GS_HOST_VIEW, 4);
-  int inv = gs_mg_input (g, D / 2, D / 2);
-  int pos = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, rows, 1, 0,
-                             0, FALSE);
-  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
-  int f = gs_mg_matmul (g, "matmul", inv, pos, n, D / 2, b->seq, 1, FALSE,
-                        FALSE, FALSE, FALSE);
-  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int64_t D = b->cfg->head_dim, rows;
+  int f = rotary_angles (b, name, D, &rows);
   int e = cat2 (g, f, f, rows, D);
   gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
   int t[2];
@@ -517,18 +530,8 @@ static int
 rotary_polar (GsMb *b, const char *name)
 {
   GsMg *g = b->g;
-  int64_t R = b->cfg->qk_rope_dim;
-  int64_t n = b->generate ? b->batch : 1, rows = n * b->seq;
-  gs_mb_scope (b, -1, name);
-  gs_mg_module (g);
-  gs_mg_host (g, GS_HOST_VIEW, 4);
-  int inv = gs_mg_input (g, R / 2, R / 2);
-  int pos = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, rows, 1, 0,
-                             0, FALSE);
-  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
-  int f = gs_mg_matmul (g, "matmul", inv, pos, n, R / 2, b->seq, 1, FALSE,
-                        FALSE, FALSE, FALSE);
-  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  int64_t R = b->cfg->qk_rope_dim, rows;
+  int f = rotary_angles (b, name, R, &rows);
   gs_mg_host (g, GS_HOST_VIEW, 1);             /* transpose(1, 2) */
   gs_mg_fill (g, "ones_like", rows, R / 2);
   gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
