@@ -779,6 +779,31 @@ fp32_op (GsMg *g)
   gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
 }
 
+/* The group-limited choice both DeepSeek routers share, under no_grad:
+ * the topk_group best of the n_group group scores already reduced, a
+ * zeros_like group mask scattered with them, expanded to every expert
+ * (a copy), made bool and inverted: the mask of the experts to drop, [T,
+ * experts], for the caller's masked_fill. */
+static void
+group_mask (GsMb *b, int64_t T)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t E = c->experts, G = c->n_group, TG = c->topk_group;
+  int in[1] = { -1 };
+  node (g, GS_OP_REDUCE, "topk", GS_BW_NONE, in, 0, T, G, T * TG, TG);
+  fp32_op (g);
+  gs_mg_fill (g, "zeros_like", T, G);
+  fp32_op (g);
+  gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, TG, 1, 0, TRUE);
+  fp32_op (g);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  gs_mg_copy (g, "clone", GS_BW_NONE, -1, T, E);    /* expand + reshape */
+  fp32_op (g);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, E, 0, 0, FALSE);
+  gs_mg_pointwise (g, "bitwise_not", GS_BW_NONE, -1, -1, T, E, 1, 0, FALSE);
+}
+
 /* DeepseekV2MoEGate's choice from the fp32 LOGITS [T, E] (transformers
  * 4.54): softmax scores; "group_limited_greedy" first ranks each of n_group
  * groups by its best score (max), keeps the topk_group best (topk), and
@@ -793,7 +818,6 @@ softmax_choice (GsMb *b, int logits, int64_t T)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t E = c->experts, K = c->top_k, G = c->n_group;
-  int64_t TG = c->topk_group;
   int in[2] = { -1, -1 };
   gs_mg_host (g, GS_HOST_VIEW, 1);
   int scores = gs_mg_softmax (g, logits, T, E);
@@ -805,19 +829,7 @@ softmax_choice (GsMb *b, int logits, int64_t T)
       node (g, GS_OP_REDUCE, "max", GS_BW_NONE, in, 1, T * G, E / G, T * G,
             1);
       fp32_op (g);
-      in[0] = -1;
-      node (g, GS_OP_REDUCE, "topk", GS_BW_NONE, in, 0, T, G, T * TG, TG);
-      fp32_op (g);
-      gs_mg_fill (g, "zeros_like", T, G);
-      fp32_op (g);
-      gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, TG, 1, 0, TRUE);
-      fp32_op (g);
-      gs_mg_host (g, GS_HOST_VIEW, 2);
-      gs_mg_copy (g, "clone", GS_BW_NONE, -1, T, E);  /* expand + reshape */
-      fp32_op (g);
-      gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, E, 0, 0, FALSE);
-      gs_mg_pointwise (g, "bitwise_not", GS_BW_NONE, -1, -1, T, E, 1, 0,
-                       FALSE);
+      group_mask (b, T);
       scores = gs_mg_unary (g, "masked_fill", scores, T, E, 1, 0,
                             "masked_fill");
       fp32_op (g);
@@ -846,7 +858,6 @@ deepseek_router (GsMb *b, int x, int64_t T, int64_t H)
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t E = c->experts, K = c->top_k, G = c->n_group;
-  int64_t TG = c->topk_group;
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_VIEW, 1);
   int w = gs_mg_param (g, E * H, H);
@@ -876,17 +887,7 @@ deepseek_router (GsMb *b, int x, int64_t T, int64_t H)
   fp32_op (g);
   node (g, GS_OP_REDUCE, "sum", GS_BW_NONE, in, 0, T * G, 2, T * G, 1);
   fp32_op (g);
-  node (g, GS_OP_REDUCE, "topk", GS_BW_NONE, in, 0, T, G, T * TG, TG);
-  fp32_op (g);
-  gs_mg_fill (g, "zeros_like", T, G);
-  fp32_op (g);
-  gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, TG, 1, 0, TRUE);
-  fp32_op (g);
-  gs_mg_host (g, GS_HOST_VIEW, 2);
-  gs_mg_copy (g, "clone", GS_BW_NONE, -1, T, E);    /* expand + reshape */
-  fp32_op (g);
-  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, T, E, 0, 0, FALSE);
-  gs_mg_pointwise (g, "bitwise_not", GS_BW_NONE, -1, -1, T, E, 1, 0, FALSE);
+  group_mask (b, T);
   gs_mg_pointwise (g, "masked_fill", GS_BW_NONE, -1, -1, T, E, 1, 0, TRUE);
   fp32_op (g);
   node (g, GS_OP_REDUCE, "topk", GS_BW_NONE, in, 0, T, E, T * K, K);
