@@ -435,36 +435,50 @@ test_other_kinds (void)
     }
 }
 
-/* Bytes a generated kernel loads and stores in all, from its blocks. */
+/* Bytes OP's kernels load and store in all, from their blocks. */
 static void
-fused_bytes (const GsArch *a, const char *fused, int reduce_dim, int n_in,
-             int n_out, double *ld, double *st)
+op_bytes (const GsArch *a, const GsOp *op, GsRuntime runtime, double *ld,
+          double *st)
 {
   GsMemParams p;
   gs_mem_params_init (&p);
-  GsOp op;
-  gs_op_init (&op);
-  op.kind = GS_OP_FUSED;
-  op.name = g_strdup ("triton_red_fused");
-  op.fused = g_strdup (fused);
-  op.dtype = GS_DTYPE_FP16;
-  op.rows = 4096;
-  op.cols = 2048;
-  op.n_in = n_in;
-  op.n_out = n_out;
-  op.reduce_dim = reduce_dim;
   g_autoptr (GArray) k = gs_test_kernels_new ();
   GError *error = NULL;
-  g_assert_true (gs_mem_lower (a, &p, &op, GS_RUNTIME_COMPILED, NULL, k,
-                               &error));
+  g_assert_true (gs_mem_lower (a, &p, op, runtime, NULL, k, &error));
   g_assert_no_error (error);
   *ld = *st = 0;
   for (guint i = 0; i < k->len; i++)
     {
       const GsKernel *kn = &g_array_index (k, GsKernel, i);
-      *ld += kn->work.ld_bytes * kn->grid[0];
-      *st += kn->work.st_bytes * kn->grid[0];
+      *ld += kn->work.ld_bytes * gs_kernel_blocks (kn);
+      *st += kn->work.st_bytes * gs_kernel_blocks (kn);
     }
+}
+
+/* A generated kernel of fp16 4096 x 2048 with FUSED members. */
+static void
+fused_op (GsOp *op, const char *fused, int reduce_dim, int n_in, int n_out)
+{
+  gs_op_init (op);
+  op->kind = GS_OP_FUSED;
+  op->name = g_strdup ("triton_red_fused");
+  op->fused = g_strdup (fused);
+  op->dtype = GS_DTYPE_FP16;
+  op->rows = 4096;
+  op->cols = 2048;
+  op->n_in = n_in;
+  op->n_out = n_out;
+  op->reduce_dim = reduce_dim;
+}
+
+/* Bytes a generated kernel loads and stores in all, from its blocks. */
+static void
+fused_bytes (const GsArch *a, const char *fused, int reduce_dim, int n_in,
+             int n_out, double *ld, double *st)
+{
+  GsOp op;
+  fused_op (&op, fused, reduce_dim, n_in, n_out);
+  op_bytes (a, &op, GS_RUNTIME_COMPILED, ld, st);
   gs_op_clear (&op);
 }
 
@@ -487,6 +501,63 @@ test_fused_sums (void)
   fused_bytes (a, "layer_norm_backward_gamma_beta", 0, 2, 0, &ld, &st);
   g_assert_cmpfloat (st, <, 0.01 * full);
   g_assert_cmpfloat (fabs (ld / (2 * full) - 1), <, 0.01);
+}
+
+/* native_dropout writes its output and a bool mask, one byte an element;
+ * native_dropout_backward reads the gradient and that mask.  So in fp32
+ * the forward moves 4 + 4 + 1 bytes an element and the backward 4 + 1 +
+ * 4, in eager's elementwise kernels and in generated ones (a softmax with
+ * its dropout writes the probabilities and the mask). */
+static void
+test_dropout_mask_bytes (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
+  double n = 8.0 * 16 * 512 * 512, ld, st;
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_ELEMENTWISE;
+  op.name = g_strdup ("native_dropout");
+  op.dtype = GS_DTYPE_FP32;
+  op.rows = 8 * 16 * 512;
+  op.cols = 512;
+  op.n_mask_out = 1;
+  op_bytes (a, &op, GS_RUNTIME_EAGER, &ld, &st);
+  g_assert_cmpfloat (fabs (ld / (4 * n) - 1), <, 0.01);
+  g_assert_cmpfloat (fabs (st / (5 * n) - 1), <, 0.01);
+  g_free (op.name);
+  op.name = g_strdup ("masked_scale");
+  op.n_mask_out = 0;
+  op.n_mask_in = 1;
+  op_bytes (a, &op, GS_RUNTIME_EAGER, &ld, &st);
+  g_assert_cmpfloat (fabs (ld / (5 * n) - 1), <, 0.01);
+  g_assert_cmpfloat (fabs (st / (4 * n) - 1), <, 0.01);
+  gs_op_clear (&op);
+
+  /* Generated kernels (fp16): the mask adds one byte an element to what
+   * the same kernel moves without it. */
+  double full = 4096.0 * 2048, ld0, st0;
+  static const struct {
+    const char *fused;
+    int n_in, mask_in, mask_out;
+  } gen[] = {
+    { "native_dropout+add", 2, 0, 1 },                 /* pointwise */
+    { "_softmax+native_dropout", 1, 0, 1 },            /* persistent */
+    { "masked_scale+_softmax_backward_data", 2, 1, 0 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (gen); i++)
+    {
+      fused_op (&op, gen[i].fused, 1, gen[i].n_in, 1);
+      op.cols = i == 0 ? 2048 : 512;
+      op.rows = 4096 * 2048 / op.cols;
+      op_bytes (a, &op, GS_RUNTIME_COMPILED, &ld0, &st0);
+      op.n_mask_in = gen[i].mask_in;
+      op.n_mask_out = gen[i].mask_out;
+      op_bytes (a, &op, GS_RUNTIME_COMPILED, &ld, &st);
+      g_assert_cmpfloat (fabs ((ld - ld0) / full - gen[i].mask_in), <, 0.01);
+      g_assert_cmpfloat (fabs ((st - st0) / full - gen[i].mask_out), <,
+                         0.01);
+      gs_op_clear (&op);
+    }
 }
 
 /* ------------------------------------------------------------- params */
@@ -914,6 +985,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/broadcast-bytes", test_broadcast_bytes);
   g_test_add_func ("/memory/other-kinds", test_other_kinds);
   g_test_add_func ("/memory/fused-sums", test_fused_sums);
+  g_test_add_func ("/memory/dropout-mask-bytes", test_dropout_mask_bytes);
   g_test_add_func ("/memory/params-round-trip", test_params_round_trip);
   g_test_add_func ("/memory/params-unknown-key", test_params_unknown_key);
   g_test_add_func ("/memory/residuals", test_residuals);

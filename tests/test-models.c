@@ -2742,6 +2742,40 @@ test_compiled (void)
                                   NULL));
 }
 
+/* Eager dropout in training: native_dropout writes its output and a bool
+ * mask (n_mask_out), and its backward (masked_scale) reads the gradient
+ * and that mask, not the forward's output. */
+static void
+test_dropout_mask (void)
+{
+  Req t = { .batch = 2, .seq = 16, .mode = "training" };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-opt.json", &t);
+  guint fw = 0, bw = 0;
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if (g_strcmp0 (op->name, "native_dropout") == 0)
+        {
+          g_assert_cmpint (op->n_in, ==, 1);
+          g_assert_cmpint (op->n_out, ==, 1);
+          g_assert_cmpint (op->n_mask_out, ==, 1);
+          g_assert_cmpint (op->n_mask_in, ==, 0);
+          fw++;
+        }
+      else if (g_strcmp0 (op->name, "masked_scale") == 0)
+        {
+          g_assert_cmpint (op->n_in, ==, 1);
+          g_assert_cmpint (op->n_mask_in, ==, 1);
+          g_assert_cmpint (op->n_mask_out, ==, 0);
+          bw++;
+        }
+      else
+        g_assert_cmpint (op->n_mask_in + op->n_mask_out, ==, 0);
+    }
+  g_assert_cmpuint (fw, >, 0);
+  g_assert_cmpuint (bw, ==, fw);
+}
+
 /* The generated kernel of LAYER's PHASE whose fused ops include MEMBER
  * ("threshold_backward"); NTH counts from 0. */
 static const GsOp *
@@ -2782,14 +2816,15 @@ test_compiled_backward_reads (void)
   g_assert_cmpint (relu->n_in, ==, 2);
   g_assert_cmpint (relu->n_out, ==, 1);
   /* final_layer_norm's backward, the residual add, the dropout backward
-   * of the attention block: the gradient, the input, the residual's
-   * gradient and the mask in, the residual's gradient and the dropout's
-   * out. */
+   * of the attention block: the gradient, the input and the residual's
+   * gradient in, and the bool mask; the residual's gradient and the
+   * dropout's out. */
   const GsOp *ln = find_fused (opt, 0, GS_PHASE_BACKWARD,
                                "native_layer_norm_backward", 0);
   g_assert_cmpstr (ln->fused, ==,
                    "native_layer_norm_backward+add+masked_scale");
-  g_assert_cmpint (ln->n_in, ==, 4);
+  g_assert_cmpint (ln->n_in, ==, 3);
+  g_assert_cmpint (ln->n_mask_in, ==, 1);
   g_assert_cmpint (ln->n_out, ==, 2);
   ln = find_fused (opt, 0, GS_PHASE_BACKWARD, "native_layer_norm_backward",
                    1);
@@ -3181,6 +3216,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/decode", test_decode);
   g_test_add_func ("/models/decode-samples", test_decode_samples);
   g_test_add_func ("/models/runtime/compiled", test_compiled);
+  g_test_add_func ("/models/training/dropout-mask", test_dropout_mask);
   g_test_add_func ("/models/runtime/compiled-backward-reads",
                    test_compiled_backward_reads);
   g_test_add_func ("/models/runtime/compiled-backward-time",

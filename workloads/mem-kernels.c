@@ -303,6 +303,7 @@ op_footprint (const GsOp *op)
 {
   double esz = mem_esize (op->dtype);
   double n = (double) gs_op_elems (op);
+  double masks = (double) (op->n_mask_in + op->n_mask_out) * n;
   switch (op->kind)
     {
     case GS_OP_NORM:
@@ -313,9 +314,9 @@ op_footprint (const GsOp *op)
     case GS_OP_OPTIMIZER:
       return 7 * n * esz;
     case GS_OP_FUSED:               /* n_out full-size values (0: a sum) */
-      return (MAX (op->n_in, 0) + MAX (op->n_out, 0)) * n * esz;
+      return (MAX (op->n_in, 0) + MAX (op->n_out, 0)) * n * esz + masks;
     default:
-      return (MAX (op->n_in, 0) + MAX (op->n_out, 1)) * n * esz;
+      return (MAX (op->n_in, 0) + MAX (op->n_out, 1)) * n * esz + masks;
     }
 }
 

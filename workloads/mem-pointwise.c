@@ -70,16 +70,19 @@ pointwise_name (MemPwPath path, const char *name, GsDtype dtype, int unroll)
     }
 }
 
+/* N_MASK_IN and N_MASK_OUT bool tensors (one byte an element) come on top
+ * of the dtype's operands: dropout's mask. */
 static gboolean
 pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
-                 int n_in, int n_small, int n_out, double alu, double sfu,
-                 MemPwPath path, GError **error)
+                 int n_in, int n_small, int n_out, int n_mask_in,
+                 int n_mask_out, double alu, double sfu, MemPwPath path,
+                 GError **error)
 {
   double esz = mem_esize (dtype);
   int unroll = esz >= 4 ? 2 : 4;
   int per_thread = path == MEM_PW_STRIDED ? unroll : 4;
   double elems = 128.0 * per_thread;
-  int operands = n_in + n_small + n_out;
+  int operands = n_in + n_small + n_out + n_mask_in + n_mask_out;
   GsMemFamily fam = path == MEM_PW_STRIDED ? GS_MEM_FAM_STRIDED
                                            : GS_MEM_FAM_ELEMENTWISE;
   MemSpec s;
@@ -88,9 +91,9 @@ pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
   s.blocks = mem_ceil_div ((uint64_t) n, (uint64_t) elems);
   s.last_scale = (n - (double) (s.blocks - 1) * elems) / elems;
   s.regs = pointwise_regs (operands, sfu);
-  s.in_bytes = n_in * elems * esz;
+  s.in_bytes = (n_in * esz + n_mask_in) * elems;
   s.small_bytes = n_small * elems * esz;
-  s.out_bytes = n_out * elems * esz;
+  s.out_bytes = (n_out * esz + n_mask_out) * elems;
   mem_add_bcast (L, &s, n_small, n_in + n_out, elems, elems * esz);
   s.alu = elems * alu;
   s.sfu = elems * sfu;
@@ -107,18 +110,29 @@ pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
   return mem_emit (L, &s, error);
 }
 
-gboolean
-mem_pointwise (MemLower *L, const char *name, int64_t n, GsDtype dtype,
-               int n_in, int n_small, int n_out, double alu, double sfu,
-               MemPwPath path, GError **error)
+static gboolean
+pointwise_split (MemLower *L, const char *name, int64_t n, GsDtype dtype,
+                 int n_in, int n_small, int n_out, int n_mask_in,
+                 int n_mask_out, double alu, double sfu, MemPwPath path,
+                 GError **error)
 {
   g_autoptr (GArray) pieces = g_array_new (FALSE, FALSE, sizeof (int64_t));
   split32 (n, mem_esize (dtype), pieces);
   for (guint i = 0; i < pieces->len; i++)
     if (!pointwise_piece (L, name, g_array_index (pieces, int64_t, i), dtype,
-                          n_in, n_small, n_out, alu, sfu, path, error))
+                          n_in, n_small, n_out, n_mask_in, n_mask_out, alu,
+                          sfu, path, error))
       return FALSE;
   return TRUE;
+}
+
+gboolean
+mem_pointwise (MemLower *L, const char *name, int64_t n, GsDtype dtype,
+               int n_in, int n_small, int n_out, double alu, double sfu,
+               MemPwPath path, GError **error)
+{
+  return pointwise_split (L, name, n, dtype, n_in, n_small, n_out, 0, 0, alu,
+                          sfu, path, error);
 }
 
 /* The path a hint's kernel name names, or -1. */
@@ -156,10 +170,11 @@ mem_lower_elementwise (MemLower *L, GError **error)
   int path = hinted_path (L->hint);
   if (path < 0)
     path = op->n_small_in > 0 ? MEM_PW_STRIDED : MEM_PW_VECTORIZED;
-  return mem_pointwise (L, op->name ? op->name : "pointwise",
-                        gs_op_elems (op), op->dtype, MAX (op->n_in, 0),
-                        MAX (op->n_small_in, 0), MAX (op->n_out, 1), alu, sfu,
-                        (MemPwPath) path, error);
+  return pointwise_split (L, op->name ? op->name : "pointwise",
+                          gs_op_elems (op), op->dtype, MAX (op->n_in, 0),
+                          MAX (op->n_small_in, 0), MAX (op->n_out, 1),
+                          op->n_mask_in, op->n_mask_out, alu, sfu,
+                          (MemPwPath) path, error);
 }
 
 /* Copies that change the layout read through an offset calculator. */
@@ -204,7 +219,8 @@ mem_lower_triton_pointwise (MemLower *L, GError **error)
   uint32_t warps = (uint32_t) CLAMP (xblock / 256, 1, 8);
   int n_in = op->kind == GS_OP_COPY ? 1 : MAX (op->n_in, 0);
   int n_out = MAX (op->n_out, 1);
-  int operands = n_in + MAX (op->n_small_in, 0) + n_out;
+  int operands = n_in + MAX (op->n_small_in, 0) + n_out + op->n_mask_in
+                 + op->n_mask_out;
   g_autofree char *name = g_strdup_printf ("triton_poi_fused_%s_0",
                                            op->fused ? op->fused
                                            : op->name ? op->name : "pointwise");
@@ -215,9 +231,9 @@ mem_lower_triton_pointwise (MemLower *L, GError **error)
   s.last_scale = (n - (double) (s.blocks - 1) * xblock) / xblock;
   s.bx = warps * 32;
   s.regs = pointwise_regs (operands, sfu);
-  s.in_bytes = n_in * xblock * esz;
+  s.in_bytes = (n_in * esz + op->n_mask_in) * xblock;
   s.small_bytes = MAX (op->n_small_in, 0) * xblock * esz;
-  s.out_bytes = n_out * xblock * esz;
+  s.out_bytes = (n_out * esz + op->n_mask_out) * xblock;
   mem_add_bcast (L, &s, op->n_small_in, n_in + n_out, xblock, xblock * esz);
   s.alu = xblock * alu;
   s.sfu = xblock * sfu;

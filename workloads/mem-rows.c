@@ -566,7 +566,7 @@ mem_lower_triton_reduction (MemLower *L, GError **error)
                       : 40;
   double elems = (double) xblock * cols;
   int n_in = MAX (op->n_in, 1);
-  s.in_bytes = n_in * elems * esz;
+  s.in_bytes = (n_in * esz + op->n_mask_in) * elems;
   s.reread_bytes = (passes - 1) * elems * esz;
   s.small_bytes = MAX (op->n_small_in, 0) * cols * esz;
   /* A mask fused in is read with every element, not once per row. */
@@ -579,6 +579,7 @@ mem_lower_triton_reduction (MemLower *L, GError **error)
                                   ? MAX (op->n_out, 0) * elems * esz : 0);
   else
     s.out_bytes = MAX (op->n_out, 1) * elems * esz;
+  s.out_bytes += op->n_mask_out * elems;      /* dropout masks, bool */
   s.misaligned_rows = persistent ? 0 : misaligned_fraction (cols * esz);
   double alu = kind == RED_SOFTMAX ? 12 : kind == RED_NORM ? 10 : 1;
   s.alu = elems * (alu + MAX (op->alu_per_elem, 0));

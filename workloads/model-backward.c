@@ -423,10 +423,11 @@ rule_simple (Bw *b)
                         n->op.alu_per_elem + 2, n->op.sfu_per_elem);
       break;
     case GS_BW_DROPOUT:
-      /* The mask: the forward keeps it where it writes the output (see
-       * runtime-compiled.c), so the output stands for it here. */
-      bw_reads (b, b->dy, n->out);
-      d = bw_pointwise (b, "masked_scale", rows, cols, 2, 0, 2, 0);
+      /* native_dropout_backward: the gradient times the bool mask the
+       * forward saved (n_mask_out there), times 1 / (1 - p). */
+      bw_reads (b, b->dy, -1);
+      d = bw_pointwise (b, "masked_scale", rows, cols, 1, 0, 2, 0);
+      gs_mg_last (b->g)->op.n_mask_in = 1;
       break;
     case GS_BW_CAST:
       d = bw_pointwise (b, "_to_copy", rows, cols, 1, 0, 0, 0);

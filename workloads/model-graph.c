@@ -324,6 +324,7 @@ gs_mg_dropout (GsMg *g, int x, int64_t rows, int64_t cols, double p,
   int y = gs_mg_pointwise (g, "native_dropout", GS_BW_DROPOUT, x, -1, rows,
                            cols, 4, 0, FALSE);
   GsMgNode *n = gs_mg_last (g);
+  n->op.n_mask_out = 1;
   n->module = module;
   n->arg = p;
   return y;

@@ -72,6 +72,10 @@ typedef struct {
   int n_in;                /* full-size input tensors read */
   int n_out;               /* full-size output tensors written */
   int n_small_in;          /* broadcast inputs (a row, a column or a scalar) */
+  int n_mask_in;           /* full-size bool tensors read (one byte an
+                            * element): dropout's mask in its backward */
+  int n_mask_out;          /* full-size bool tensors written: the mask
+                            * native_dropout saves for the backward */
   /* One broadcast input larger than a row: an attention mask [B,1,S,L]
    * added to scores [B,H,S,L], T5's position bias [1,H,S,L] over the
    * batch.  Its elements, how many of them the op streams before it uses

@@ -391,7 +391,9 @@ written (const Fuse *f, const Group *grp, const GsMgNode *n)
         return TRUE;
       later = TRUE;
     }
-  /* Dropout masks are saved for backward (random: not recomputable). */
+  /* Dropout's output, when the backward reads it, is saved (random: not
+   * recomputable from the group's input); its mask always is (the group's
+   * n_mask_out). */
   return later && strcmp (n->op.name, "native_dropout") == 0;
 }
 
@@ -418,7 +420,8 @@ emit_group (Fuse *f, Group *grp)
   int gid = grp->id;
   g_autoptr (GArray) seen = g_array_new (FALSE, FALSE, sizeof (int));
   g_autoptr (GString) names = g_string_new (NULL);
-  int full = 0, small = 0, outs = 0, first_in = -1;
+  int full = 0, small = 0, outs = 0, first_in = -1, mask_in = 0,
+      mask_out = 0;
   double alu = 0, sfu = 0;
   const GsOp *shape = NULL, *bcast = NULL;
   for (guint m = 0; m < grp->members->len; m++)
@@ -445,6 +448,8 @@ emit_group (Fuse *f, Group *grp)
       if (written (f, grp, n)
           && gs_mg_val (g, root (f, n->out))->elems >= grp->numel)
         outs++;
+      mask_in += n->op.n_mask_in;
+      mask_out += n->op.n_mask_out;
       double w = (double) node_numel (&n->op) / (double) grp->numel;
       alu += n->op.alu_per_elem * w;
       sfu += n->op.sfu_per_elem * w;
@@ -486,6 +491,8 @@ emit_group (Fuse *f, Group *grp)
       op.bcast_esize = bcast->bcast_esize;
     }
   op.n_out = red ? outs : MAX (outs, 1);
+  op.n_mask_in = mask_in;
+  op.n_mask_out = mask_out;
   op.alu_per_elem = alu;
   op.sfu_per_elem = sfu;
   gs_rt_pending_add (&f->pending, GS_HOST_OP,
