@@ -535,9 +535,10 @@ test_waves (void)
   g_assert_cmpfloat (t[1], <, 1.7 * t[0]);
 }
 
-/* Lowering one op takes microseconds. */
+/* Each of a sweep of 2000 linear shapes lowers to at least one kernel with
+ * blocks (how fast lowering is, bench/bench-model measures, not a test). */
 static void
-test_lowering_speed (void)
+test_lowering_sweep (void)
 {
   g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
   GError *error = NULL;
@@ -550,19 +551,17 @@ test_lowering_speed (void)
   op.name = g_strdup ("linear");
   op.layout = GS_LAYOUT_TN;
   op.k = 1024;
-  gint64 t0 = g_get_monotonic_time ();
-  const int n = 2000;
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < 2000; i++)
     {
       op.m = 64 + i * 7;
       op.n = 4096 - i;
       g_array_set_size (k, 0);
       g_assert_true (gs_library_lower (lib, &op, GS_RUNTIME_EAGER, NULL, k,
                                        &error));
+      g_assert_cmpuint (k->len, >=, 1);
+      const GsKernel *main_k = &g_array_index (k, GsKernel, 0);
+      g_assert_cmpuint (gs_kernel_blocks (main_k), >=, 1);
     }
-  double us = (double) (g_get_monotonic_time () - t0) / n;
-  g_test_message ("lowering a linear op: %.2f us", us);
-  g_assert_cmpfloat (us, <, 200);
   gs_op_clear (&op);
 }
 
@@ -1588,7 +1587,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/heuristic-agrees", test_heuristic_agrees);
   g_test_add_func ("/gemm/waves", test_waves);
   g_test_add_func ("/gemm/public-h100", test_public_h100);
-  g_test_add_func ("/gemm/lowering-speed", test_lowering_speed);
+  g_test_add_func ("/gemm/lowering-sweep", test_lowering_sweep);
   g_test_add_func ("/gemm/gemv-attention", test_gemv_and_attention);
   g_test_add_func ("/gemm/attention-window", test_attention_window);
   g_test_add_func ("/gemm/fit-deterministic", test_fit_deterministic);
