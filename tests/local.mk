@@ -13,9 +13,10 @@ check_PROGRAMS += tests/jsonq
 tests_jsonq_LDADD = $(TESTS_LDADD)
 
 TESTS += tests/run-bad-input.sh tests/run-report.sh tests/run-docs.sh \
-	tests/man-options.sh
+	tests/man-options.sh tests/run-hf-hub.sh
 EXTRA_DIST += tests/data tests/bad-input tests/run-bad-input.sh \
-	tests/run-report.sh tests/run-docs.sh tests/man-options.sh
+	tests/run-report.sh tests/run-docs.sh tests/man-options.sh \
+	tests/run-hf-hub.sh
 
 ## Arch files, `gpusim arch`, gpusim-arch(5) and occupancy.
 check_PROGRAMS += tests/test-arch tests/test-occupancy tests/test-occupancy-cuda

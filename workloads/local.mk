@@ -7,6 +7,7 @@ libgsworkloads_a_SOURCES = \
 	workloads/workload.c workloads/workload.h \
 	workloads/model.c workloads/model.h \
 	workloads/hf-config.c workloads/hf-config.h \
+	workloads/hf-hub.c workloads/hf-hub.h \
 	workloads/json-depth.c workloads/json-depth.h \
 	workloads/model-graph.c workloads/model-graph.h \
 	workloads/model-backward.c workloads/model-build.h \

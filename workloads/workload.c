@@ -1,6 +1,7 @@
 /* gpusim: workload files (see workload.h and gpusim-workload(5)). */
 #include "config.h"
 #include "workloads/workload.h"
+#include "workloads/hf-hub.h"
 #include "workloads/model.h"
 #include "sim/arch.h"
 #include "sim/error.h"
@@ -459,7 +460,8 @@ load_model_group (const char *file, const config_setting_t *group,
   g_autofree char *mode_at = NULL, *gen_at = NULL, *dtype_at = NULL;
   g_autofree char *seq_at = NULL;
   g_autofree char *attention_at = NULL, *optimizer_at = NULL, *moe_at = NULL;
-  g_autofree char *routing_at = NULL;
+  g_autofree char *routing_at = NULL, *named = NULL;
+  g_autoptr (GError) why = NULL;
   if (!config_setting_is_group (group))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
@@ -541,18 +543,33 @@ load_model_group (const char *file, const config_setting_t *group,
           goto out;
         }
     }
+  /* A path relative to this file, a directory holding config.json, or a
+   * model id in the Hugging Face cache. */
   if (g_path_is_absolute (m.config))
-    config = g_strdup (m.config);
+    named = g_strdup (m.config);
   else
     {
       g_autofree char *dir = g_path_get_dirname (file);
-      config = g_build_filename (dir, m.config, NULL);
+      named = g_build_filename (dir, m.config, NULL);
     }
-  if (!g_file_test (config, G_FILE_TEST_IS_REGULAR))
+  if (!g_file_test (named, G_FILE_TEST_EXISTS) && gs_hf_is_model_id (m.config))
+    {
+      g_free (named);
+      named = g_strdup (m.config);
+    }
+  config = gs_hf_resolve (named, &why);
+  if (config == NULL || !g_file_test (config, G_FILE_TEST_IS_REGULAR))
     {
       g_autofree char *kw = model_where (group, "config");
-      g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
-                   "%s: model.config: '%s' not found", kw, config);
+      /* A directory without config.json, an id not in the cache. */
+      if (why != NULL && (g_file_test (named, G_FILE_TEST_IS_DIR)
+                          || strcmp (named, m.config) == 0))
+        g_set_error (error, GS_ERROR, GS_ERROR_INPUT, "%s: model.config: %s",
+                     kw, why->message);
+      else
+        g_set_error (error, GS_ERROR, GS_ERROR_INPUT,
+                     "%s: model.config: '%s' not found", kw,
+                     config ? config : named);
       goto out;
     }
   prog = gs_model_load (config, &o, arch, error);
@@ -675,15 +692,24 @@ gs_workload_load (const char *file, const GsWorkloadOptions *opt,
       gs_workload_options_init (&defaults);
       opt = &defaults;
     }
-  if (opt->text == NULL && !g_file_test (file, G_FILE_TEST_EXISTS))
-    {
-      g_set_error (error, GS_ERROR, GS_ERROR_IO, "%s: no such file", file);
-      return NULL;
-    }
+  if (opt->text != NULL)
+    return gs_workload_text_is_json (opt->text)
+           ? gs_model_load (file, opt, arch, error)
+           : load_workload (file, opt, arch, error);
+  /* A directory or a cached model id: its config.json, the run still
+   * named as the user named it. */
+  g_autofree char *path = gs_hf_resolve (file, error);
+  if (path == NULL)
+    return NULL;
   /* A config.json: the model layer has the defaults (and caps the
    * sequence at the model's position table). */
-  if (opt->text != NULL ? gs_workload_text_is_json (opt->text)
-                        : g_str_has_suffix (file, ".json"))
-    return gs_model_load (file, opt, arch, error);
-  return load_workload (file, opt, arch, error);
+  if (!g_str_has_suffix (path, ".json"))
+    return load_workload (path, opt, arch, error);
+  GsProgram *prog = gs_model_load (path, opt, arch, error);
+  if (prog != NULL && strcmp (path, file) != 0)
+    {
+      g_free (prog->source);
+      prog->source = g_strdup (file);
+    }
+  return prog;
 }
