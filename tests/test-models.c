@@ -1507,6 +1507,20 @@ test_gemma3 (void)
   g_assert_nonnull (strstr (w->note, "vision tower"));
   g_assert_null (p->note);
 
+  /* A quantized checkpoint runs as the unquantized one and says so, after
+   * what else the run leaves out. */
+  g_autoptr (GsModelPlan) q = plan_text
+    ("quant.json", "{ \"model_type\": \"gemma3\", \"text_config\": { "
+     TINY_GEMMA3 ", \"sliding_window_pattern\": 3 }, "
+     "\"quantization_config\": { \"quant_method\": \"awq\", "
+     "\"bits\": 4, \"group_size\": 128 } }", &r);
+  g_assert_cmpuint (q->ops->len, ==, w->ops->len);
+  g_assert_nonnull (q->note);
+  g_assert_true (g_str_has_prefix (q->note, w->note));
+  g_assert_nonnull (strstr (q->note, "; the checkpoint's quantization "
+                                     "(quantization_config: awq, 4 bits) "
+                                     "is not modelled"));
+
   /* Parameters: Gemma-2's plus q_norm's and k_norm's 32 weights a layer. */
   Req t = { .batch = 2, .seq = 16, .mode = "training",
             .optimizer = "adam" };

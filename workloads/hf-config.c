@@ -1449,6 +1449,46 @@ gs_hf_config_load (const char *file, GError **error)
   return gs_hf_config_load_data (file, data, len, error);
 }
 
+/* Adds TEXT to what the run says the model leaves out. */
+static void
+add_note (GsHfConfig *c, const char *text)
+{
+  char *was = c->note;
+  c->note = was ? g_strconcat (was, "; ", text, NULL) : g_strdup (text);
+  g_free (was);
+}
+
+/* quantization_config (a GPTQ, AWQ, bitsandbytes or fp8 checkpoint):
+ * its quantized kernels are not modelled, so the run says the weights and
+ * GEMMs run in the run's dtype instead. */
+static gboolean
+read_quantization (const Reader *r, GsHfConfig *c, GError **error)
+{
+  const char *key = "quantization_config";
+  JsonNode *n = member (r, key);
+  if (n == NULL)
+    return TRUE;
+  if (!JSON_NODE_HOLDS_OBJECT (n))
+    return fail_type (r, key, "an object", error);
+  JsonObject *q = json_node_get_object (n);
+  JsonNode *m = json_object_get_member (q, "quant_method");
+  const char *method = m && JSON_NODE_HOLDS_VALUE (m)
+                       && json_node_get_value_type (m) == G_TYPE_STRING
+                       ? json_node_get_string (m) : NULL;
+  JsonNode *b = json_object_get_member (q, "bits");
+  g_autofree char *bits = b && JSON_NODE_HOLDS_VALUE (b)
+                          && json_node_get_value_type (b) == G_TYPE_INT64
+                          ? g_strdup_printf (", %" G_GINT64_FORMAT " bits",
+                                             json_node_get_int (b))
+                          : g_strdup ("");
+  g_autofree char *text = g_strdup_printf (
+    "the checkpoint's quantization (quantization_config: %s%s) is not "
+    "modelled; its weights and GEMMs run in the run's dtype",
+    method ? method : "no quant_method", bits);
+  add_note (c, text);
+  return TRUE;
+}
+
 GsHfConfig *
 gs_hf_config_load_data (const char *file, const char *data, gsize len,
                         GError **error)
@@ -1504,9 +1544,11 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
   if (!ok || !check_shape (tr, fk, c, error))
     return NULL;
   if (text_lines != NULL)
-    c->note = "the text decoder of Gemma3ForConditionalGeneration on text "
-              "input; the SigLIP vision tower and the image projector are "
-              "not modelled";
+    add_note (c, "the text decoder of Gemma3ForConditionalGeneration on "
+              "text input; the SigLIP vision tower and the image projector "
+              "are not modelled");
+  if (!read_quantization (&r, c, error))
+    return NULL;
   return g_steal_pointer (&c);
 }
 
@@ -1517,6 +1559,7 @@ gs_hf_config_free (GsHfConfig *c)
     return;
   g_free (c->file);
   g_free (c->model_type);
+  g_free (c->note);
   g_free (c->local);
   g_free (c->dense_layers);
   g_free (c);

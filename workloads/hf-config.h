@@ -52,8 +52,8 @@ typedef enum {
 typedef struct {
   char *file;              /* where it came from (for messages) */
   char *model_type;        /* as the file says it */
-  const char *note;        /* what the model leaves out, for reports (a
-                            * static string, or NULL) */
+  char *note;              /* what the model leaves out, for reports
+                            * (NULL: nothing) */
   GsHfFamily family;
 
   int hidden;              /* model width (d_model) */

@@ -694,7 +694,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   plan->decode_steps = decode_steps (&r);
   plan->samples = g_steal_pointer (&samples);
   plan->layers = total_layers (cfg);
-  plan->note = cfg->note;
+  plan->note = g_strdup (cfg->note);
   plan->routing = cfg->experts > 0 ? (r.balanced ? "balanced" : "identical")
                                    : NULL;
   GsRtPlan rp;
@@ -724,6 +724,7 @@ gs_model_plan_free (GsModelPlan *p)
   g_free (p->config);
   g_free (p->model);
   g_free (p->mode);
+  g_free (p->note);
   if (p->ops)
     g_array_unref (p->ops);
   if (p->host_ns)
@@ -909,7 +910,7 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
     prog->samples = g_array_copy (plan->samples);
   prog->layers = plan->layers;
   prog->routing = plan->routing;
-  prog->note = plan->note;
+  prog->note = g_strdup (plan->note);
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (op_hash, op_equal, NULL,
                              (GDestroyNotify) g_array_unref);

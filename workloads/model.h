@@ -47,8 +47,7 @@ typedef struct {
   double host_us;          /* host time to issue everything, us */
   const char *routing;     /* MoE routing, "identical" or "balanced" (a
                             * static string; NULL: no experts) */
-  const char *note;        /* what the model leaves out (a static string,
-                            * or NULL) */
+  char *note;              /* what the model leaves out (NULL: nothing) */
   GsProgressFunc progress; /* told of lowering and of the simulation that
                             * settles the host's waits (NULL: none) */
   void *progress_data;

@@ -32,6 +32,7 @@ gs_program_free (GsProgram *p)
   g_free (p->source);
   g_free (p->model);
   g_free (p->mode);
+  g_free (p->note);
   g_array_unref (p->ops);
   g_array_unref (p->launches);
   if (p->samples)

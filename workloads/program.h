@@ -47,8 +47,8 @@ typedef struct {
   int layers;
   const char *routing;     /* MoE routing, "identical" or "balanced" (a
                             * static string; NULL: no experts) */
-  const char *note;        /* what the model leaves out, for the header (a
-                            * static string, or NULL) */
+  char *note;              /* what the model leaves out, for the header
+                            * (NULL: nothing) */
   double host_us;          /* host time to issue everything */
   GsMemo *memo;            /* kernel timings found while building it, for
                               every later run on the same GPU */
