@@ -331,7 +331,18 @@ typedef struct {
  *  neox   ln, query_key_value, cos/sin index x2, rotary (mul, neg, cat,
  *         mul, add, cat of the rest) x2, zeros, baddbmm, where,
  *         softmax, matmul[clone v, bmm], contiguous, dense, ln,
- *         dense_h_to_4h, gelu, dense_4h_to_h, add, add             = 30 */
+ *         dense_h_to_4h, gelu, dense_4h_to_h, add, add             = 30
+ *  olmo2  q, q_norm (rms x6 over the projection), k, k_norm, v, the
+ *         model's cos/sin (no index), rotary x2, repeat_kv x2,
+ *         matmul[clone q, bmm], div, add, softmax, bmm, contiguous, o,
+ *         post_attention_layernorm, add, the MLP, post_feedforward
+ *         norm, add                                               = 54
+ *  granite llama's with the model's cos/sin (no index), * scaling for
+ *         / sqrt(d), and * residual_multiplier before both adds  = 44
+ *  stablelm LayerNorm, q, k, v, cos/sin index x2, rotary over a quarter
+ *         of each head (mul, neg, cat, mul, add, cat of the rest) x2,
+ *         repeat_kv x2, matmul[clone q, bmm], div, add, softmax, bmm,
+ *         contiguous, o, add, LayerNorm, the MLP, add             = 36 */
 static const LayerCase layer_cases[] = {
   { "tiny-gpt2.json", 0, 27, 6 },
   { "tiny-gpt2.json", 1, 27, 6 },
@@ -346,6 +357,9 @@ static const LayerCase layer_cases[] = {
   { "tiny-phi3.json", 1, 43, 6 },
   { "tiny-neox.json", 1, 30, 6 },
   { "tiny-neox-serial.json", 1, 30, 6 },
+  { "tiny-olmo2.json", 1, 54, 9 },
+  { "tiny-granite.json", 1, 44, 9 },
+  { "tiny-stablelm.json", 1, 36, 9 },
 };
 
 static void
@@ -1354,6 +1368,219 @@ test_phi3 (void)
     }
 }
 
+/* OLMo 2 (Olmo2DecoderLayer of transformers 4.47): no input norms;
+ * q_proj, q_norm over the whole projection, k_proj, k_norm, v_proj; the
+ * rotary embedding with the model's one table; post_attention_layernorm
+ * on the attention's output before the add, post_feedforward_layernorm
+ * on the MLP's. */
+#define OLMO2_NORM "pow mean add rsqrt mul mul"
+#define LLAMA_ROTARY "mul neg cat mul add"
+#define OLMO2_LAYER \
+  "mm " OLMO2_NORM " mm " OLMO2_NORM " mm " LLAMA_ROTARY " " LLAMA_ROTARY \
+  " clone clone clone bmm div add _softmax bmm contiguous mm " OLMO2_NORM \
+  " add mm silu mm mul mm " OLMO2_NORM " add"
+
+/* OLMo 2: the layer's op list, q_norm and k_norm over the projections
+ * (hidden and kv widths, one row a token), Olmo2RMSNorm's weight
+ * multiplied in fp32 before the cast back, the rotary table computed once
+ * a forward, no input norms, logits left in the model's dtype, an untied
+ * head and no MLP bias. */
+static void
+test_olmo2 (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-olmo2.json", &r);
+  g_autofree char *l1 = op_names (p, "layers.1");
+  g_assert_cmpstr (l1, ==, OLMO2_LAYER);
+  g_assert_cmpuint (count_tagged (p, "input_layernorm", -1, -1, NULL), ==,
+                    0);
+  /* 32 tokens: q_norm over 4 heads x 16, k_norm over 2 x 16. */
+  const GsOp *qn = find_op (p, 0, "layers.0.self_attn.q_norm", "mul");
+  const GsOp *kn = find_op (p, 0, "layers.0.self_attn.k_norm", "mul");
+  g_assert_cmpint (qn->rows, ==, 32);
+  g_assert_cmpint (qn->cols, ==, 64);
+  g_assert_cmpint (kn->rows, ==, 32);
+  g_assert_cmpint (kn->cols, ==, 32);
+  g_autofree char *rope = op_names (p, "model.rotary_emb");
+  g_assert_cmpstr (rope, ==, "_to_copy mm cat cos sin mul mul");
+  g_assert_null (find_op (p, 0, "layers.0.self_attn", "index"));
+  g_assert_false (find_op (p, 0, "layers.0.self_attn.o_proj", NULL)->bias);
+  g_assert_false (find_op (p, 0, "layers.0.mlp.down_proj", NULL)->bias);
+  /* bf16: x cast to fp32, the weight multiplied in fp32, then the cast
+   * (Llama's casts before the weight); no logits.float(). */
+  Req h = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) ph = plan_fixture ("tiny-olmo2.json", &h);
+  g_autofree char *norm = op_names (ph, "layers.0.post_attention_layernorm");
+  g_assert_cmpstr (norm, ==, "_to_copy " OLMO2_NORM " _to_copy");
+  g_assert_cmpint (find_op (ph, 1, "layers.0.post_attention_layernorm",
+                            "mul")->dtype, ==, GS_DTYPE_FP32);
+  g_autoptr (GsModelPlan) lh = plan_fixture ("tiny-llama.json", &h);
+  g_autofree char *lnorm = op_names (lh, "layers.0.input_layernorm");
+  g_assert_cmpstr (lnorm, ==,
+                   "_to_copy pow mean add rsqrt mul _to_copy mul");
+  g_assert_cmpuint (count_tagged (ph, "lm_head", -1, -1, "_to_copy"), ==, 0);
+  g_assert_cmpuint (count_tagged (lh, "lm_head", -1, -1, "_to_copy"), ==, 1);
+  /* Parameters: untied head, q_norm of 64 and k_norm of 32. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-olmo2.json", &t);
+  int64_t H = 64, F = 176;
+  int64_t layer = 2 * H * H + 2 * H * 32 + H + 32 + 3 * H * F + 2 * H;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   2 * 1000 * H + 2 * layer + H);
+}
+
+#define GRANITE_LAYER \
+  "pow mean add rsqrt mul mul mm mm mm " LLAMA_ROTARY " " LLAMA_ROTARY \
+  " clone clone clone bmm mul add _softmax bmm contiguous mm mul add " \
+  "pow mean add rsqrt mul mul mm silu mm mul mm mul add"
+
+/* Granite (GraniteModel of transformers 4.45): Llama's layer with the
+ * model's rotary table, the scores times attention_multiplier, each
+ * sublayer's output times residual_multiplier before its add; the
+ * embedding times embedding_multiplier and the logits divided by
+ * logits_scaling, each a kernel with a scalar; the head tied as the file
+ * says. */
+static void
+test_granite (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-granite.json", &r);
+  g_autofree char *l0 = op_names (p, "layers.0");
+  g_assert_cmpstr (l0, ==, GRANITE_LAYER);
+  g_assert_cmpuint (count_ops (p, 0, -1, -1, "div"), ==, 0);
+  /* Outside the layers: embedding, * embedding_multiplier, the mask, the
+   * rotary table; lm_head, / logits_scaling. */
+  const GsOp *emb = find_op (p, 0, "model", "mul");
+  g_assert_cmpint (emb->layer, ==, -1);
+  g_assert_true (emb->scalar_operand);
+  g_assert_cmpint (emb->rows * emb->cols, ==, 32 * 64);
+  g_autofree char *head = op_names (p, "lm_head");
+  g_assert_cmpstr (head, ==, "mm div");
+  g_assert_true (find_op (p, 0, "lm_head", "div")->scalar_operand);
+  g_assert_cmpuint (count_tagged (p, "layers.0", -1, -1, "index"), ==, 0);
+  /* The residual multiplier scales the sublayers' outputs. */
+  const GsOp *res = find_op (p, 0, "layers.0", "add");
+  g_assert_nonnull (res);
+  g_autoptr (GsModelPlan) ll = plan_fixture ("tiny-llama.json", &r);
+  g_assert_cmpuint (count_ops (p, 0, -1, -1, "mul"), ==,
+                    count_ops (ll, 0, -1, -1, "mul") + 3);
+  /* Tied: one vocabulary table. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-granite.json", &t);
+  int64_t H = 64, F = 176;
+  int64_t layer = 2 * H * H + 2 * H * 32 + 3 * H * F + 2 * H;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   1000 * H + 2 * layer + H);
+}
+
+#define STABLELM_ROTARY "mul neg cat mul add cat"
+#define STABLELM_ATTN \
+  "index index " STABLELM_ROTARY " " STABLELM_ROTARY " clone clone clone " \
+  "bmm div add _softmax bmm contiguous mm"
+#define STABLELM_LAYER \
+  "native_layer_norm addmm addmm addmm " STABLELM_ATTN " add " \
+  "native_layer_norm " \
+  "mm silu mm mul mm add"
+#define STABLELM_QK \
+  "contiguous native_layer_norm contiguous native_layer_norm contiguous " \
+  "native_layer_norm contiguous native_layer_norm cat contiguous " \
+  "native_layer_norm contiguous native_layer_norm cat"
+#define STABLELM_PARALLEL \
+  "native_layer_norm mm mm mm " STABLELM_QK " " STABLELM_ATTN \
+  " mm silu mm mul mm add add"
+
+/* StableLM (StableLmDecoderLayer of transformers 4.40): LayerNorms, bias
+ * on q, k and v only (use_qkv_bias), Llama's cached cos/sin gathered per
+ * layer, a rotary embedding over a quarter of each head with the rest
+ * concatenated after it (and concatenated at 1.0 too); qk_layernorm's
+ * per-head LayerNorms (each head's slice copied contiguous, then a cat);
+ * use_parallel_residual: the MLP on the input norm, two adds; the MLP's
+ * dropout and the attention's in training; an untied head. */
+static void
+test_stablelm (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-stablelm.json", &r);
+  g_autofree char *l0 = op_names (p, "layers.0");
+  g_assert_cmpstr (l0, ==, STABLELM_LAYER);
+  const char *proj[] = { "q_proj", "k_proj", "v_proj", "o_proj" };
+  for (guint i = 0; i < G_N_ELEMENTS (proj); i++)
+    {
+      g_autofree char *tag = g_strdup_printf ("layers.0.self_attn.%s",
+                                              proj[i]);
+      g_assert_cmpint (find_op (p, 0, tag, NULL)->bias, ==, i < 3);
+    }
+  /* A quarter of q's 16 dimensions turn (2 x 4 x 16 rows), the rest
+   * follows by cat. */
+  g_assert_cmpint (find_op (p, 0, "layers.0.self_attn", "neg")->cols, ==, 2);
+  g_assert_cmpint (find_op (p, 0, "layers.0.self_attn", "index")->cols, ==,
+                   4);
+  g_assert_cmpint (find_op (p, 1, "layers.0.self_attn", "cat")->cols, ==,
+                   16);
+  g_assert_cmpuint (count_tagged (p, "model.norm", -1, -1,
+                                  "native_layer_norm"), ==, 1);
+  g_autofree char *head = op_names (p, "lm_head");
+  g_assert_cmpstr (head, ==, "mm");
+  /* partial_rotary_factor 1.0: the whole head turns, and the empty rest
+   * is concatenated all the same. */
+  g_autoptr (GsModelPlan) full = plan_text
+    ("full.json", "{ \"model_type\": \"stablelm\", \"hidden_size\": 64, "
+     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+     "\"intermediate_size\": 176, \"vocab_size\": 1000, "
+     "\"partial_rotary_factor\": 1.0 }", &r);
+  g_assert_cmpint (find_op (full, 0, "layers.0.self_attn", "neg")->cols, ==,
+                   8);
+  g_assert_cmpuint (count_ops (full, 0, -1, -1, "cat"), ==, 4);
+
+  /* qk_layernorm and use_parallel_residual (stablelm-2-12b). */
+  g_autoptr (GsModelPlan) pp = plan_fixture ("tiny-stablelm-12b.json", &r);
+  g_autofree char *pl = op_names (pp, "layers.0");
+  g_assert_cmpstr (pl, ==, STABLELM_PARALLEL);
+  g_assert_cmpuint (count_tagged (pp, "post_attention_layernorm", -1, -1,
+                                  NULL), ==, 0);
+  const GsOp *qln = find_op (pp, 0, "layers.0.self_attn.q_layernorm.norms.3",
+                             "native_layer_norm");
+  g_assert_nonnull (qln);
+  g_assert_cmpint (qln->rows, ==, 32);
+  g_assert_cmpint (qln->cols, ==, 16);
+  g_assert_null (find_op (pp, 0, "layers.0.self_attn.k_layernorm.norms.2",
+                          NULL));
+  /* One token of one sequence: each head's slice is contiguous already. */
+  Req one = { .batch = 1, .seq = 16, .gen = 1, .mode = "decode" };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-stablelm-12b.json", &one);
+  g_assert_cmpuint (count_tagged (pd, "layers.0.self_attn.q_layernorm", -1,
+                                  -1, "contiguous"), ==, 0);
+  g_assert_cmpuint (count_tagged (pd, "layers.0.self_attn.q_layernorm", -1,
+                                  -1, "native_layer_norm"), ==, 4);
+
+  /* Training: hidden_dropout on the MLP's output only, attention_dropout
+   * on the probabilities. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_text
+    ("drop.json", "{ \"model_type\": \"stablelm\", \"hidden_size\": 64, "
+     "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+     "\"num_key_value_heads\": 2, \"intermediate_size\": 176, "
+     "\"vocab_size\": 1000, \"hidden_dropout\": 0.1, "
+     "\"attention_dropout\": 0.1 }", &t);
+  g_assert_cmpuint (count_ops (pt, 0, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 2);
+  g_assert_nonnull (find_op (pt, 0, "layers.0.self_attn", "native_dropout"));
+  g_autoptr (GsModelPlan) pt0 = plan_fixture ("tiny-stablelm.json", &t);
+  g_assert_cmpuint (count_ops (pt0, 0, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 0);
+  /* Parameters: untied; LayerNorms with bias; q/k/v biases; the per-head
+   * norms' weights without bias. */
+  int64_t H = 64, F = 176;
+  int64_t layer = 2 * H * H + 2 * H * 32 + H + 2 * 32 + 3 * H * F + 4 * H;
+  g_assert_cmpint (find_op (pt0, 0, "optimizer", NULL)->params, ==,
+                   2 * 1000 * H + 2 * layer + 2 * H);
+  g_autoptr (GsModelPlan) ptp = plan_fixture ("tiny-stablelm-12b.json", &t);
+  int64_t play = 2 * H * H + 2 * H * 32 + 3 * H * F + 2 * H + 4 * 16
+                 + 2 * 16;
+  g_assert_cmpint (find_op (ptp, 0, "optimizer", NULL)->params, ==,
+                   2 * 1000 * H + 2 * play + 2 * H);
+}
+
 /* Mistral's sliding_window (MistralConfig's default 4096) reaches the
  * mask converter (ones_like, triu, 1 -, cast, masked_fill_ over [S, L])
  * and flash_attn, as Phi-3's; null turns it off. */
@@ -1626,6 +1853,18 @@ test_published_params (void)
      * (2048 + 2 x 1024) + 2048 x 2560 + 3 x 2560 x 10240 + 4 x 2560 + 2 x
      * 256) + 2560, 3.88B of the 4.3B the vision tower completes */
     { "gemma-3-4b.json", 3880263168LL, 3.88e9, 0 },
+    /* 2 x 100352 x 4096 + 32 x (4 x 4096 x 4096 + 2 x 4096 + 3 x 4096 x
+     * 11008 + 2 x 4096) + 4096: allenai/OLMo-2-1124-7B, published as
+     * 7.30B (its q_norm and k_norm over the whole projections) */
+    { "olmo-2-7b.json", 7298617344LL, 7.30e9, 0 },
+    /* 49155 x 2048 + 40 x (2048 x (2048 + 2 x 512) + 2048 x 2048 + 3 x
+     * 2048 x 8192 + 2 x 2048) + 2048: ibm-granite/granite-3.0-2b-base,
+     * published as 2.53B, counting the tied embedding once */
+    { "granite-3.0-2b.json", 2533531648LL, 2.53e9, 0 },
+    /* 2 x 100352 x 2048 + 24 x (3 x (2048 x 2048 + 2048) + 2048 x 2048 +
+     * 3 x 2048 x 5632 + 4 x 2048) + 2 x 2048: stabilityai/stablelm-2-1_6b,
+     * published as 1.64B (LayerNorms with bias, q/k/v biases) */
+    { "stablelm-2-1.6b.json", 1644515328LL, 1.64e9, 0 },
   };
   /* 32 tokens: in training each of DeepSeek-V3's 256 experts gets one of
    * the 32 x 8 routed rows (Qwen3-30B-A3B's 128 two, DeepSeek-V2's 160 one
@@ -3208,6 +3447,9 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/gemma", test_gemma);
   g_test_add_func ("/models/layers/gemma3", test_gemma3);
   g_test_add_func ("/models/layers/phi3", test_phi3);
+  g_test_add_func ("/models/layers/olmo2", test_olmo2);
+  g_test_add_func ("/models/layers/granite", test_granite);
+  g_test_add_func ("/models/layers/stablelm", test_stablelm);
   g_test_add_func ("/models/layers/neox", test_neox);
   g_test_add_func ("/models/layers/falcon", test_falcon);
   g_test_add_func ("/models/layers/mistral-window", test_mistral_window);

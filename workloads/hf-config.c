@@ -6,7 +6,8 @@
  * LlamaConfig,
  * GemmaConfig, Gemma2Config,
  * Gemma3TextConfig (and Gemma3Config's text_config),
- * Phi3Config, MixtralConfig, Qwen2MoeConfig,
+ * Phi3Config, Olmo2Config, GraniteConfig, StableLmConfig,
+ * MixtralConfig, Qwen2MoeConfig,
  * Qwen3MoeConfig,
  * DeepseekV2Config, DeepseekV3Config,
  * SwitchTransformersConfig, T5Config) for keys a file leaves
@@ -105,6 +106,15 @@ static const FamilyKeys families[] = {
   { "phi3", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 8192,
     "max_position_embeddings", 4096, "hidden_act", "silu" },
+  { "olmo2", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 11008,
+    "max_position_embeddings", 2048, "hidden_act", "silu" },
+  { "granite", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 11008,
+    "max_position_embeddings", 2048, "hidden_act", "silu" },
+  { "stablelm", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 6912,
+    "max_position_embeddings", 4096, "hidden_act", "silu" },
   { "mixtral", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 14336,
     "max_position_embeddings", 131072, "hidden_act", "silu" },
@@ -147,7 +157,7 @@ gs_hf_supported_types (void)
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
          "falcon, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
-         "gemma3_text, gemma3, "
+         "gemma3_text, gemma3, olmo2, granite, stablelm, "
          "qwen2_moe, qwen3_moe, "
          "deepseek_v2, deepseek_v3, "
          "switch_transformers, t5";
@@ -954,6 +964,82 @@ read_phi3 (const Reader *r, GsHfConfig *c, GError **error)
          && get_int (r, "sliding_window", 0, FALSE, &c->window, error);
 }
 
+/* The rotary keys of Olmo2Config, GraniteConfig and StableLmConfig:
+ * rope_theta (default 10000) changes only the frequencies, so it is
+ * checked and not kept; rope_scaling as check_rope_scaling says. */
+static gboolean
+check_rope (const Reader *r, GError **error)
+{
+  double theta;
+  return get_positive (r, "rope_theta", 1e4, FALSE, &theta, error)
+         && check_rope_scaling (r, error);
+}
+
+/* OLMo 2 (Olmo2Config, transformers 4.47): Llama's layer with its norms
+ * moved after the sublayers (post_attention_layernorm on the attention's
+ * output and post_feedforward_layernorm on the MLP's, before each
+ * residual add; no input norms), q_norm and k_norm over the whole q and k
+ * projections, each RMSNorm multiplying its weight in fp32 before the
+ * cast back; attention_bias on all four projections, no MLP bias. */
+static gboolean
+read_olmo2 (const Reader *r, GsHfConfig *c, GError **error)
+{
+  c->post_norm = TRUE;
+  c->qk_norm = TRUE;
+  c->mlp_bias = FALSE;
+  return check_rope (r, error);
+}
+
+/* Granite (GraniteConfig, transformers 4.45): Llama's layer with four
+ * muP multipliers, each a Python float in a kernel of its own:
+ * embedding_multiplier after the embedding, attention_multiplier as the
+ * scores' scaling (instead of 1 / sqrt(head_dim)), residual_multiplier on
+ * each sublayer's output before the residual add, logits_scaling
+ * dividing the logits.  Their values change no kernel: they are checked
+ * to be positive numbers (default 1.0) and not kept. */
+static gboolean
+read_granite (const Reader *r, GsHfConfig *c, GError **error)
+{
+  static const char *const keys[] = { "embedding_multiplier",
+                                      "attention_multiplier",
+                                      "residual_multiplier",
+                                      "logits_scaling" };
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      double v;
+      if (!get_positive (r, keys[i], 1.0, FALSE, &v, error))
+        return FALSE;
+    }
+  c->granite = TRUE;
+  c->scale_mul = TRUE;
+  return check_rope (r, error);
+}
+
+/* StableLM (StableLmConfig, transformers 4.40): Llama's attention and MLP
+ * with LayerNorms (layer_norm_eps, checked and not kept), bias on q, k and
+ * v only (use_qkv_bias), an optional LayerNorm over each head of q and k
+ * (qk_layernorm), a rotary embedding over partial_rotary_factor of each
+ * head (0.25 by default; the rest concatenated after it), attention and
+ * MLP both on the layer's input norm (use_parallel_residual), the
+ * attention's nn.Dropout (attention_dropout) and one on the MLP's output
+ * (hidden_dropout), an untied head by default. */
+static gboolean
+read_stablelm (const Reader *r, GsHfConfig *c, GError **error)
+{
+  double eps, frac;
+  c->stablelm = TRUE;
+  c->o_bias = c->mlp_bias = FALSE;
+  return get_positive (r, "layer_norm_eps", 1e-5, FALSE, &eps, error)
+         && get_bool (r, "use_qkv_bias", FALSE, &c->linear_bias, error)
+         && get_bool (r, "qk_layernorm", FALSE, &c->head_layernorm, error)
+         && get_bool (r, "use_parallel_residual", FALSE,
+                      &c->parallel_residual, error)
+         && get_prob (r, "hidden_dropout", 0.0, &c->p_resid, error)
+         && get_fraction (r, "partial_rotary_factor", 0.25, &frac, error)
+         && set_rotary (r, c, "partial_rotary_factor", frac, error)
+         && check_rope (r, error);
+}
+
 /* Qwen-MoE's mlp_only_layers: a list of layer indices (null: none). */
 static gboolean
 parse_dense_layers (const Reader *r, GsHfConfig *c, GError **error)
@@ -1219,6 +1305,13 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
    * size out (head_dim; Qwen3's 128 with hidden 2560 and 32 heads). */
   gboolean qwen2 = strcmp (c->model_type, "qwen2") == 0
                    || strcmp (c->model_type, "qwen2_moe") == 0;
+  /* OLMo 2, Granite and StableLM size their heads hidden / heads (no
+   * head_dim key); StableLM has no attention_bias (use_qkv_bias instead),
+   * neither it nor OLMo 2 an mlp_bias. */
+  gboolean olmo2 = strcmp (c->model_type, "olmo2") == 0;
+  gboolean granite = strcmp (c->model_type, "granite") == 0;
+  gboolean stablelm = strcmp (c->model_type, "stablelm") == 0;
+  gboolean own_head = olmo2 || granite || stablelm;
   c->qk_norm = strcmp (c->model_type, "qwen3") == 0
                || strcmp (c->model_type, "qwen3_moe") == 0;
   /* Gemma3TextConfig gives 4 key/value heads by default, not one per
@@ -1226,12 +1319,14 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
   int kv_def = g_str_has_prefix (c->model_type, "gemma3") ? 4 : c->heads;
   if (!get_int (r, "num_key_value_heads", kv_def, FALSE, &c->kv_heads,
                 error)
-      || !get_int (r, "head_dim", gemma ? 256 : 0, FALSE, &c->head_dim,
-                   error)
+      || (!own_head && !get_int (r, "head_dim", gemma ? 256 : 0, FALSE,
+                                 &c->head_dim, error))
       || !get_bool (r, "tie_word_embeddings", gemma, &c->tie_embeddings,
                     error)
-      || !get_bool (r, "attention_bias", FALSE, &c->linear_bias, error)
-      || !get_bool (r, "mlp_bias", FALSE, &c->mlp_bias, error)
+      || (!stablelm && !get_bool (r, "attention_bias", FALSE,
+                                  &c->linear_bias, error))
+      || (!olmo2 && !stablelm && !get_bool (r, "mlp_bias", FALSE,
+                                            &c->mlp_bias, error))
       || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error))
     return FALSE;
   c->o_bias = c->linear_bias && !qwen2;
@@ -1248,6 +1343,12 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
     return FALSE;
   if (strcmp (c->model_type, "phi3") == 0)
     return read_phi3 (r, c, error);
+  if (olmo2)
+    return read_olmo2 (r, c, error);
+  if (granite)
+    return read_granite (r, c, error);
+  if (stablelm)
+    return read_stablelm (r, c, error);
   /* Mistral's sliding_window (MistralConfig: 4096; null: none) goes to
    * the mask converter and to flash attention, as Phi-3's. */
   if (strcmp (c->model_type, "mistral") == 0

@@ -21,7 +21,8 @@ typedef enum {
   GS_HF_GPT_NEOX,  /* gpt_neox (Pythia) */
   GS_HF_FALCON,    /* falcon */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
-                    * gemma3_text, gemma3 (its text_config) */
+                    * gemma3_text, gemma3 (its text_config), olmo2,
+                    * granite, stablelm */
   GS_HF_MIXTRAL,   /* mixtral, qwen2_moe, qwen3_moe: Llama attention,
                     * sparse MoE MLP;
                     * deepseek_v2, deepseek_v3: latent attention,
@@ -82,14 +83,16 @@ typedef struct {
                             * carries a bias (Llama's attention_bias; never
                             * Qwen2's, whose q/k/v always do) */
   gboolean mlp_bias;       /* Llama family: gate/up/down carry a bias */
-  gboolean qk_norm;        /* Qwen3: RMSNorm over each head of q and k */
+  gboolean qk_norm;        /* Qwen3: RMSNorm over each head of q and k
+                            * (OLMo 2: over the whole projections) */
   gboolean gemma;          /* Gemma, Gemma-2: embeddings times
                             * sqrt(hidden); RMSNorm in fp32 times
                             * (1 + weight) */
   gboolean sandwich_norm;  /* Gemma-2: an RMSNorm after attention and after
                             * the MLP too (four per layer) */
   gboolean scale_mul;      /* Gemma-2: scores * query_pre_attn_scalar^-0.5
-                            * (a multiply, not a divide) */
+                            * (a multiply, not a divide); Granite's
+                            * attention_multiplier */
   gboolean attn_softcap;   /* Gemma-2: scores soft-capped, cap * tanh(s /
                             * cap) (attn_logit_softcapping) */
   gboolean logit_softcap;  /* Gemma-2, Gemma 3: logits soft-capped
@@ -103,8 +106,22 @@ typedef struct {
                             * slices) and one gate_up_proj (chunked) */
   int rotary_dim;          /* rotary embedding over the first rotary_dim
                             * dimensions of a head (0: all of them) */
+  gboolean post_norm;      /* OLMo 2: RMSNorms only after the sublayers
+                            * (post_attention_layernorm,
+                            * post_feedforward_layernorm), the weight
+                            * multiplied in fp32 before the cast; q_norm
+                            * and k_norm over the whole projections */
+  gboolean granite;        /* Granite: the embedding, each sublayer's
+                            * output and the logits scaled by a multiplier
+                            * (a kernel each); scores * attention_multiplier */
+  gboolean stablelm;       /* StableLM: LayerNorms; the rotary part and the
+                            * rest of each head always concatenated; the
+                            * attention's and the MLP's dropout modules */
+  gboolean head_layernorm; /* StableLM's qk_layernorm: a LayerNorm (no
+                            * bias) per head of q and of k */
   gboolean parallel_residual; /* GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x));
-                               * Falcon's parallel_attn */
+                               * Falcon's parallel_attn; StableLM's
+                               * x + attn(ln1(x)) + mlp(ln1(x)) */
   gboolean multi_query;    /* Falcon: one K and one V head, the last two
                             * head-sized columns of query_key_value */
   gboolean new_decoder;    /* Falcon's new_decoder_architecture: K/V heads

@@ -292,7 +292,8 @@ rule_layernorm (Bw *b)
            : -1;
   deliver (b, n->in[0], dx);
   deliver (b, n->in[1], dw);
-  deliver (b, n->in[2], dw);
+  if (n->n_in > 2)
+    deliver (b, n->in[2], dw);
 }
 
 static void

@@ -416,8 +416,19 @@ gs_mb_act (GsMb *b, GsHfAct act, int x, int64_t rows, int64_t cols)
   g_assert_not_reached ();
 }
 
-int
-gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
+/* X times a norm's weight of COLS. */
+static int
+weight_mul (GsMg *g, int x, int64_t rows, int64_t cols)
+{
+  int w = gs_mg_param (g, cols, cols);
+  return gs_mg_pointwise (g, "mul", GS_BW_MUL, x, w, rows, cols, 1, 0,
+                          FALSE);
+}
+
+/* LlamaRMSNorm, or with WEIGHT_FIRST Olmo2RMSNorm: (weight * x).to(dtype),
+ * the weight multiplied in fp32 before the cast back. */
+static int
+rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols, gboolean weight_first)
 {
   GsMg *g = b->g;
   gboolean half = half_dtype (g);
@@ -433,12 +444,28 @@ gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
                            FALSE);
   int y = gs_mg_pointwise (g, "mul", GS_BW_MUL, x, r, rows, cols, 1, 0,
                            FALSE);
+  if (weight_first)   /* self.weight * x, the product in fp32 */
+    {
+      y = weight_mul (g, y, rows, cols);
+      if (half)
+        gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+    }
   if (half)   /* .to(input_dtype) */
     y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
                          FALSE);
-  int w = gs_mg_param (g, cols, cols);
-  return gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w, rows, cols, 1, 0,
-                          FALSE);
+  return weight_first ? y : weight_mul (g, y, rows, cols);
+}
+
+int
+gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
+{
+  return rmsnorm (b, x, rows, cols, FALSE);
+}
+
+int
+gs_mb_olmo2_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
+{
+  return rmsnorm (b, x, rows, cols, TRUE);
 }
 
 /* The op just added runs in fp32 (a half-precision model's upcast

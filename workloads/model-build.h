@@ -4,7 +4,8 @@
  * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
  * call of the task model the reference measurements use: the causal-LM head
  * for GPT-2/OPT/GPT-Neo/GPT-NeoX/Falcon/Llama (and the Llama-layer families
- * newer than 4.36: Qwen, Gemma, Phi-3, Qwen-MoE)/Mixtral, sequence
+ * newer than 4.36: Qwen, Gemma, Phi-3, OLMo 2, Granite, StableLM,
+ * Qwen-MoE)/Mixtral, sequence
  * classification (or the pre-training heads in training) for BERT,
  * sequence classification (or masked LM in training) for RoBERTa,
  * conditional generation for T5 and Switch Transformers.  model-decoder.c
@@ -93,6 +94,9 @@ int gs_mb_act (GsMb *b, GsHfAct act, int x, int64_t rows, int64_t cols);
 /* T5LayerNorm / LlamaRMSNorm: pow, mean, add, rsqrt, mul, mul (plus two
  * casts in half precision). */
 int gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols);
+/* Olmo2RMSNorm: the same kernels with the weight multiplied before the
+ * cast back, in fp32 (in half precision: the last mul writes fp32). */
+int gs_mb_olmo2_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols);
 /* GemmaRMSNorm: in fp32, x * rsqrt(mean(x^2) + eps) * (1 + weight), cast
  * back: pow, mean, add, rsqrt, mul, add, mul (plus three casts in half
  * precision: x, the weight, the result). */
@@ -137,7 +141,8 @@ GsMbOut gs_mb_gpt_neox (GsMb *b);
 GsMbOut gs_mb_falcon (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
-                                    * gemma, gemma2, phi3, mixtral,
+                                    * gemma, gemma2, phi3, gemma3_text,
+                                    * olmo2, granite, stablelm, mixtral,
                                     * qwen2_moe, qwen3_moe,
                                     * deepseek_v2, deepseek_v3 */
 GsMbOut gs_mb_bert (GsMb *b);     /* bert, roberta */

@@ -1,6 +1,7 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
  * configs, GPT-Neo, GPT-NeoX, Falcon, OPT, Llama/Mistral, Qwen2/Qwen3,
- * Gemma/Gemma-2/Gemma 3, Phi-3, Mixtral, Qwen-MoE, DeepSeek-V2/V3) as
+ * Gemma/Gemma-2/Gemma 3, Phi-3, OLMo 2, Granite, StableLM, Mixtral,
+ * Qwen-MoE, DeepSeek-V2/V3) as
  * transformers 4.36 runs them (the newer families with their own modules'
  * differences):
  * XxxForCausalLM.forward(input_ids), and, inside generate(), with a 2-D
@@ -34,7 +35,8 @@ attn_defaults (const GsMb *b, GsMbAttn *a)
 }
 
 /* The LM head: logits = lm_head(hidden) over every position; Gemma-2
- * soft-caps them (logits / cap, tanh, * cap) before logits.float(). */
+ * soft-caps them (logits / cap, tanh, * cap) before logits.float();
+ * Granite divides them by logits_scaling (a Python float). */
 static GsMbOut
 lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
 {
@@ -51,6 +53,9 @@ lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
       logits = gs_mg_pointwise (g, "mul", GS_BW_SCALE, logits, -1, T, V, 1,
                                 0, TRUE);
     }
+  if (b->cfg->granite)
+    logits = gs_mg_pointwise (g, "div", GS_BW_SCALE, logits, -1, T, V, 1, 0,
+                              TRUE);
   gs_mg_val (g, logits)->keep = TRUE;
   if (float_logits && g->opt.dtype != GS_DTYPE_FP32)  /* logits.float() */
     logits = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, logits, -1, T, V,
@@ -413,9 +418,9 @@ gs_mb_opt (GsMb *b)
 
 /* ---------------------------------------------------------------- Llama */
 
-/* torch.cat((a, b), dim=-1) into ROWS x COLS. */
+/* torch.cat of the N tensors IN into ROWS x COLS (one kernel). */
 static int
-cat2 (GsMg *g, int a, int b, int64_t rows, int64_t cols)
+catn (GsMg *g, const int *in, int n, int64_t rows, int64_t cols)
 {
   gs_mg_next_call (g);
   GsOp op;
@@ -425,11 +430,18 @@ cat2 (GsMg *g, int a, int b, int64_t rows, int64_t cols)
   op.dtype = g->opt.dtype;
   op.rows = rows;
   op.cols = cols;
-  int in[2] = { a, b };
-  int r = gs_mg_add (g, &op, GS_BW_PASS, GS_HOST_OP, in, 2, rows * cols,
+  int r = gs_mg_add (g, &op, GS_BW_PASS, GS_HOST_OP, in, n, rows * cols,
                      cols);
   op.name = NULL;
   return r;
+}
+
+/* torch.cat((a, b), dim=-1) into ROWS x COLS. */
+static int
+cat2 (GsMg *g, int a, int b, int64_t rows, int64_t cols)
+{
+  int in[2] = { a, b };
+  return catn (g, in, 2, rows, cols);
 }
 
 /* Dimensions of a head the rotary embedding turns. */
@@ -581,7 +593,8 @@ rotary_complex (GsMb *b, int *q, int *k, int64_t heads, int64_t R,
 /* apply_rotary_pos_emb for one of q/k: x * cos + rotate_half(x) * sin,
  * rotate_half = cat(-x2, x1).  A partial rotary embedding (Phi-3's
  * partial_rotary_factor) turns x[..., :R] and concatenates x[..., R:]
- * after it. */
+ * after it; StableLM concatenates the rest even when it is empty (a copy
+ * of the turned part). */
 static int
 rotary_part (GsMb *b, int x, int64_t heads, int64_t D, int64_t R, int cos,
              int sin)
@@ -600,7 +613,7 @@ rotary_part (GsMb *b, int x, int64_t heads, int64_t D, int64_t R, int cos,
                             FALSE);
   int e = gs_mg_pointwise (g, "add", GS_BW_PASS, xc, rs, rows, R, 1, 0,
                            FALSE);
-  if (R < D)
+  if (R < D || b->cfg->stablelm)
     e = cat2 (g, e, gs_mg_slice (g, x, rows * (D - R), D - R), rows, D);
   return e;
 }
@@ -619,16 +632,55 @@ layer_window (const GsHfConfig *c, int i)
   return c->window > 0 && (c->local == NULL || c->local[i]) ? c->window : 0;
 }
 
-/* The layer's RMSNorm: Llama's, or Gemma's (1 + weight) in fp32. */
+/* The layer's norm: Llama's RMSNorm, Gemma's ((1 + weight) in fp32),
+ * OLMo 2's (the weight before the cast back) or StableLM's LayerNorm. */
 static int
 llama_norm (GsMb *b, int x, int64_t rows, int64_t cols)
 {
-  return b->cfg->gemma ? gs_mb_gemma_rmsnorm (b, x, rows, cols)
-                       : gs_mb_rmsnorm (b, x, rows, cols);
+  const GsHfConfig *c = b->cfg;
+  if (c->stablelm)
+    return gs_mg_layernorm (b->g, x, rows, cols);
+  if (c->post_norm)
+    return gs_mb_olmo2_rmsnorm (b, x, rows, cols);
+  return c->gemma ? gs_mb_gemma_rmsnorm (b, x, rows, cols)
+                  : gs_mb_rmsnorm (b, x, rows, cols);
 }
 
-/* ROPE: Gemma 3's cos and sin tables for this layer, or NULL for the
- * layer's own (Llama's). */
+/* StableLmLayerNormPerHead (q_layernorm, k_layernorm; NAME) over X, the
+ * [B, HEADS, S, D] head-split view of a projection in layer I:
+ * torch.split into heads (views), each head through its own LayerNorm
+ * (no bias), which first copies its slice contiguous (one head of a
+ * transposed view is strided unless it holds a single token), then
+ * torch.cat of the heads. */
+static int
+head_layernorm (GsMb *b, int i, const char *name, int x, int64_t heads)
+{
+  GsMg *g = b->g;
+  int64_t D = b->cfg->head_dim, rows = b->batch * b->seq;
+  gs_mb_scope (b, i, "model.layers.%d.self_attn.%s", i, name);
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_PY, 2);               /* split, the list */
+  int *out = g_new (int, heads);
+  for (int64_t h = 0; h < heads; h++)
+    {
+      int s = gs_mg_slice (g, x, rows * D, D);
+      gs_mb_scope (b, i, "model.layers.%d.self_attn.%s.norms.%d", i, name,
+                   (int) h);
+      gs_mg_module (g);
+      if (rows > 1)
+        s = gs_mg_copy (g, "contiguous", GS_BW_PASS, s, rows, D);
+      out[h] = gs_mg_layernorm_nobias (g, s, rows, D);
+    }
+  gs_mb_scope (b, i, "model.layers.%d.self_attn.%s", i, name);
+  int y = catn (g, out, (int) heads, rows * heads, D);
+  g_free (out);
+  gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
+  return y;
+}
+
+/* ROPE: the cos and sin tables the model computed once for this layer
+ * (Gemma 3's, OLMo 2's, Granite's), or NULL for the layer's own
+ * (Llama's 4.36 gathers). */
 static int
 llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
 {
@@ -657,14 +709,27 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
     }
   else
     {
-      /* Qwen3: q_norm over each head, before the transpose. */
-      gboolean qwen3_norm = c->qk_norm && !c->gemma3;
+      /* Qwen3: q_norm over each head, before the transpose; OLMo 2: over
+       * the whole projection. */
+      gboolean qwen3_norm = c->qk_norm && !c->gemma3 && !c->post_norm;
       q = gs_mg_linear (g, "q_proj", x, T, H, c->heads * D, -1, bias, FALSE);
       if (qwen3_norm)
         q = gs_mb_rmsnorm (b, q, T * c->heads, D);
+      if (c->post_norm)
+        {
+          gs_mb_scope (b, i, "model.layers.%d.self_attn.q_norm", i);
+          q = gs_mb_olmo2_rmsnorm (b, q, T, c->heads * D);
+          gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
+        }
       k = gs_mg_linear (g, "k_proj", x, T, H, KV * D, -1, bias, FALSE);
       if (qwen3_norm)
         k = gs_mb_rmsnorm (b, k, T * KV, D);
+      if (c->post_norm)
+        {
+          gs_mb_scope (b, i, "model.layers.%d.self_attn.k_norm", i);
+          k = gs_mb_olmo2_rmsnorm (b, k, T, KV * D);
+          gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
+        }
       v = gs_mg_linear (g, "v_proj", x, T, H, KV * D, -1, bias, FALSE);
     }
   if (c->gemma3)
@@ -683,6 +748,11 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
     {
       q = gs_mg_view_bw_copy (g, q);
       k = gs_mg_view_bw_copy (g, k);
+    }
+  if (c->head_layernorm)
+    {
+      q = head_layernorm (b, i, "q_layernorm", q, c->heads);
+      k = head_layernorm (b, i, "k_layernorm", k, KV);
     }
   int cos, sin;
   if (rope != NULL)
@@ -716,6 +786,7 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
   a.mask_per_query = TRUE;
   a.softmax_fp32 = TRUE;
   a.p_drop = c->p_attn;
+  a.drop_module = c->stablelm;      /* StableLM's nn.Dropout */
   gs_mg_host (g, GS_HOST_PY, 8);
   int ctx = gs_mb_attention (b, &a, q, k, v);
   return gs_mg_linear (g, "o_proj", ctx, T, c->heads * D, H, -1, c->o_bias,
@@ -890,6 +961,18 @@ model_start (GsMb *b, const char *scope, int views)
   return embed;
 }
 
+/* The residual add after a sublayer's output Y: h + y, Granite's
+ * h + y * residual_multiplier (a Python float). */
+static int
+residual_add (GsMb *b, int h, int y)
+{
+  GsMg *g = b->g;
+  int64_t T = b->batch * b->seq, H = b->cfg->hidden;
+  if (b->cfg->granite)
+    y = gs_mg_pointwise (g, "mul", GS_BW_SCALE, y, -1, T, H, 1, 0, TRUE);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, h, y, T, H, 1, 0, FALSE);
+}
+
 GsMbOut
 gs_mb_llama (GsMb *b)
 {
@@ -906,23 +989,28 @@ gs_mb_llama (GsMb *b)
       h = gs_mg_pointwise (g, "mul", GS_BW_SCALE, h, -1, T, H, 1, 0, TRUE);
     }
   gs_mb_scope (b, -1, "model");
+  if (c->granite)     /* inputs_embeds * embedding_multiplier */
+    h = gs_mg_pointwise (g, "mul", GS_BW_SCALE, h, -1, T, H, 1, 0, TRUE);
   /* The mask converter's sliding window: every layer's (Mistral's,
    * Phi-3's), not Gemma-2's, whose layers build their own. */
   int mask = gs_mb_causal_mask_4d (b, b->generate,
                                    c->local == NULL ? c->window : 0);
   /* Gemma 3: the global layers' table (rope_theta, rope_scaling), then
-   * the sliding layers' (rope_local_base_freq). */
+   * the sliding layers' (rope_local_base_freq); OLMo 2 (transformers
+   * 4.47) and Granite (4.45): Llama's one table a forward. */
   int rope[2][2];
   int freqs = -1;
+  gboolean model_rope = c->gemma3 || c->post_norm || c->granite;
   if (c->rope_complex)
     {
       freqs = rotary_polar (b, "model.rotary_emb");
       gs_mb_scope (b, -1, "model");
     }
-  else if (c->gemma3)
+  else if (model_rope)
     {
       rotary_emb (b, "model.rotary_emb", &rope[0][0], &rope[0][1]);
-      rotary_emb (b, "model.rotary_emb_local", &rope[1][0], &rope[1][1]);
+      if (c->gemma3)
+        rotary_emb (b, "model.rotary_emb_local", &rope[1][0], &rope[1][1]);
       gs_mb_scope (b, -1, "model");
     }
   else if (c->gemma)
@@ -941,41 +1029,67 @@ gs_mb_llama (GsMb *b)
       if (c->sandwich_norm && layer_window (c, i) > 0 && mask >= 0
           && !hf_flash)
         layer_mask = gemma2_sliding_mask (b, mask);
-      gs_mb_scope (b, i, "model.layers.%d.input_layernorm", i);
-      int x = llama_norm (b, h, T, H);
+      int x = h;
+      if (!c->post_norm)    /* OLMo 2 has no input norms */
+        {
+          gs_mb_scope (b, i, "model.layers.%d.input_layernorm", i);
+          x = llama_norm (b, h, T, H);
+        }
       int a = c->deepseek
               ? deepseek_attn (b, i, x, layer_mask, freqs)
               : llama_attn (b, i, x, layer_mask,
-                            c->gemma3 ? rope[layer_window (c, i) > 0] : NULL);
-      if (c->sandwich_norm)
+                            model_rope ? rope[layer_window (c, i) > 0]
+                                       : NULL);
+      if (c->sandwich_norm || c->post_norm)
         {
           gs_mb_scope (b, i, "model.layers.%d.post_attention_layernorm", i);
           a = llama_norm (b, a, T, H);
         }
+      if (c->parallel_residual)
+        {
+          /* StableLM: residual + attn(ln1(x)) + dropout(mlp(ln1(x))). */
+          int m = llama_mlp (b, i, x);
+          gs_mb_scope (b, i, "model.layers.%d", i);
+          m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+          h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0,
+                               FALSE);
+          h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0,
+                               FALSE);
+          continue;
+        }
       gs_mb_scope (b, i, "model.layers.%d", i);
       if (c->fused_qkv)   /* Phi-3's resid_attn_dropout */
         a = gs_mg_dropout (g, a, T, H, c->p_resid, TRUE);
-      h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0, FALSE);
-      gs_mb_scope (b, i, c->sandwich_norm
-                         ? "model.layers.%d.pre_feedforward_layernorm"
-                         : "model.layers.%d.post_attention_layernorm", i);
-      x = llama_norm (b, h, T, H);
+      h = residual_add (b, h, a);
+      x = h;
+      if (!c->post_norm)
+        {
+          gs_mb_scope (b, i, c->sandwich_norm
+                             ? "model.layers.%d.pre_feedforward_layernorm"
+                             : "model.layers.%d.post_attention_layernorm",
+                       i);
+          x = llama_norm (b, h, T, H);
+        }
       int m = llama_mlp (b, i, x);
-      if (c->sandwich_norm)
+      if (c->sandwich_norm || c->post_norm)
         {
           gs_mb_scope (b, i, "model.layers.%d.post_feedforward_layernorm",
                        i);
           m = llama_norm (b, m, T, H);
         }
       gs_mb_scope (b, i, "model.layers.%d", i);
-      if (c->fused_qkv)   /* resid_mlp_dropout */
+      /* Phi-3's resid_mlp_dropout; StableLM's dropout (hidden_dropout). */
+      if (c->fused_qkv || c->stablelm)
         m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
-      h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
+      h = residual_add (b, h, m);
     }
   gs_mb_scope (b, -1, "model.norm");
   h = llama_norm (b, h, T, H);
-  /* Gemma3ForCausalLM leaves the logits in the model's dtype. */
-  return lm_head (b, h, c->tie_embeddings ? embed : -1, !c->gemma3);
+  /* Gemma3ForCausalLM (4.50), Olmo2ForCausalLM (4.47), GraniteForCausalLM
+   * (4.45) and StableLmForCausalLM (4.40) leave the logits in the
+   * model's dtype when no labels are given. */
+  return lm_head (b, h, c->tie_embeddings ? embed : -1,
+                  !(c->gemma3 || model_rope || c->stablelm));
 }
 
 /* ------------------------------------------------------------- GPT-NeoX */

@@ -330,21 +330,34 @@ gs_mg_dropout (GsMg *g, int x, int64_t rows, int64_t cols, double p,
   return y;
 }
 
-int
-gs_mg_layernorm (GsMg *g, int x, int64_t rows, int64_t cols)
+/* nn.LayerNorm over COLS, with a bias (BETA) or without. */
+static int
+layernorm (GsMg *g, int x, int64_t rows, int64_t cols, gboolean beta)
 {
   gs_mg_next_call (g);
-  int gamma = gs_mg_param (g, cols, cols);
-  int beta = gs_mg_param (g, cols, cols);
+  int in[3] = { x, gs_mg_param (g, cols, cols), -1 };
+  if (beta)
+    in[2] = gs_mg_param (g, cols, cols);
   GsOp op;
   op_start (g, &op, GS_OP_NORM, "native_layer_norm", rows, cols);
   op.alu_per_elem = 8;
-  op.n_small_in = 2;
-  int in[3] = { x, gamma, beta };
-  int y = add_op (g, &op, GS_BW_LAYERNORM, GS_HOST_OP, in, 3, rows * cols,
-                  cols);
+  op.n_small_in = beta ? 2 : 1;
+  int y = add_op (g, &op, GS_BW_LAYERNORM, GS_HOST_OP, in, beta ? 3 : 2,
+                  rows * cols, cols);
   gs_mg_last (g)->module = TRUE;
   return y;
+}
+
+int
+gs_mg_layernorm (GsMg *g, int x, int64_t rows, int64_t cols)
+{
+  return layernorm (g, x, rows, cols, TRUE);
+}
+
+int
+gs_mg_layernorm_nobias (GsMg *g, int x, int64_t rows, int64_t cols)
+{
+  return layernorm (g, x, rows, cols, FALSE);
 }
 
 int

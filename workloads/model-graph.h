@@ -204,6 +204,8 @@ int gs_mg_fill (GsMg *g, const char *name, int64_t rows, int64_t cols);
 int gs_mg_dropout (GsMg *g, int x, int64_t rows, int64_t cols, double p,
                    gboolean module);
 int gs_mg_layernorm (GsMg *g, int x, int64_t rows, int64_t cols);
+/* nn.LayerNorm(bias=False): the weight only (StableLM's per-head norms). */
+int gs_mg_layernorm_nobias (GsMg *g, int x, int64_t rows, int64_t cols);
 int gs_mg_softmax (GsMg *g, int x, int64_t rows, int64_t cols);
 int gs_mg_log_softmax (GsMg *g, int x, int64_t rows, int64_t cols);
 /* A copy (contiguous, cat, clone): out has ROWS x COLS elements. */
