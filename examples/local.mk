@@ -14,7 +14,8 @@ dist_examplesconfigs_DATA = examples/configs/gpt2-large.json \
 	examples/configs/phi3-mini-4k.json examples/configs/pythia-1.4b.json \
 	examples/configs/olmo-2-7b.json examples/configs/granite-3.0-2b.json \
 	examples/configs/stablelm-2-1.6b.json \
-	examples/configs/falcon-7b.json \
+	examples/configs/falcon-7b.json examples/configs/phi-2.json \
+	examples/configs/starcoderbase-1b.json \
 	examples/configs/roberta-base.json examples/configs/qwen3-30b-a3b.json \
 	examples/configs/qwen1.5-moe-a2.7b.json \
 	examples/configs/deepseek-v3.json \

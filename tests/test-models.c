@@ -342,7 +342,13 @@ typedef struct {
  *  stablelm LayerNorm, q, k, v, cos/sin index x2, rotary over a quarter
  *         of each head (mul, neg, cat, mul, add, cat of the rest) x2,
  *         repeat_kv x2, matmul[clone q, bmm], div, add, softmax, bmm,
- *         contiguous, o, add, LayerNorm, the MLP, add             = 36 */
+ *         contiguous, o, add, LayerNorm, the MLP, add             = 36
+ *  phi    ln, q, k, v, cos/sin index x2, rotary (mul, neg, cat, mul,
+ *         add) x2, cat of the rest x2, matmul[bmm], div, add, softmax,
+ *         matmul[clone v, bmm], contiguous, dense, fc1, gelu_new x8,
+ *         fc2, add, add (in half precision five casts more)         = 38
+ *  bigcode ln, c_attn, q reshape clone, baddbmm, where, softmax, bmm,
+ *         c_proj, add, ln, c_fc, gelu, c_proj, add (multi_query)    = 14 */
 static const LayerCase layer_cases[] = {
   { "tiny-gpt2.json", 0, 27, 6 },
   { "tiny-gpt2.json", 1, 27, 6 },
@@ -360,6 +366,8 @@ static const LayerCase layer_cases[] = {
   { "tiny-olmo2.json", 1, 54, 9 },
   { "tiny-granite.json", 1, 44, 9 },
   { "tiny-stablelm.json", 1, 36, 9 },
+  { "tiny-phi.json", 1, 38, 8 },
+  { "tiny-bigcode.json", 1, 14, 6 },
 };
 
 static void
@@ -1800,6 +1808,8 @@ test_published_params (void)
                             * decimals */
     int64_t stored_head;   /* a tied head the published figure counts
                             * again (its checkpoint stores lm_head) */
+    double half;           /* half the published figure's last digit
+                            * (0: by its size, as below) */
   } cases[] = {
     /* 256000 x 2048 + 18 x (2048 x (2048 + 2 x 256 + 2048) + 3 x 2048 x
      * 16384 + 2 x 2048) + 2048 */
@@ -1819,6 +1829,17 @@ test_published_params (void)
      * head tied; tiiuae/falcon-7b's 7.22B also counts the lm_head.weight
      * its checkpoint stores, 65024 x 4544 more */
     { "falcon-7b.json", 6921720704LL, 7.22e9, 65024LL * 4544 },
+    /* 51200 x 2560 + 32 x (2 x 2560 + 4 x (2560 x 2560 + 2560) + 2560 x
+     * 10240 + 10240 + 10240 x 2560 + 2560) + 2 x 2560 + 2560 x 51200 +
+     * 51200: biases on q, k, v, dense, fc1, fc2 and the untied lm_head;
+     * microsoft/phi-2, published as 2.78B */
+    { "phi-2.json", 2779683840LL, 2.78e9, 0 },
+    /* 49152 x 2048 + 8192 x 2048 + 24 x (4 x 2048 + 2048 x (2048 + 2 x
+     * 128) + 2048 + 2 x 128 + 2048 x 2048 + 2048 + 2048 x 8192 + 8192 +
+     * 8192 x 2048 + 2048) + 2 x 2048: wte, wpe, c_attn with one K/V
+     * head, the head tied to wte; bigcode/starcoderbase-1b, published
+     * as 1B */
+    { "starcoderbase-1b.json", 1137207296LL, 1e9, 0, 0.5e9 },
     /* 2 x 151936 x 2048 + 48 x (2048 x (4096 + 2 x 512) + 4096 x 2048
      * + 2 x 128 + 2 x 2048 + 2048 x 128 + 128 x 3 x 2048 x 768) + 2048;
      * published as 30.5B (one decimal) */
@@ -1881,7 +1902,8 @@ test_published_params (void)
       g_assert_cmpint (n, ==, cases[i].params);
       /* Rounds to the published figure (two decimals of billions; one
        * for figures of 10B and more; none from 100B). */
-      double half = cases[i].published >= 100e9 ? 0.5e9
+      double half = cases[i].half > 0 ? cases[i].half
+                    : cases[i].published >= 100e9 ? 0.5e9
                     : cases[i].published >= 10e9 ? 0.05e9 : 0.005e9;
       g_assert_cmpfloat (fabs (n + cases[i].stored_head
                                - cases[i].published), <=, half);
@@ -2277,6 +2299,24 @@ layer_op_names (const GsModelPlan *p, int layer, int phase)
   return g_string_free (s, FALSE);
 }
 
+/* A fixture and the names of its layer 1's ops, eager inference in
+ * bf16. */
+typedef struct {
+  const char *file;
+  const char *ops;
+} OpsCase;
+
+/* The forward ops of LAYER of FILE's plan for R are WANT, in order. */
+static void
+assert_layer_ops (const char *file, const Req *r, int layer,
+                  const char *want)
+{
+  g_autoptr (GsModelPlan) p = plan_fixture (file, r);
+  g_autofree char *names = layer_op_names (p, layer, -1);
+  g_test_message ("%s: %s", file, names);
+  g_assert_cmpstr (names, ==, want);
+}
+
 /* Falcon (transformers 4.36, eager): one query_key_value GEMM whose width
  * and split depend on the attention kind (B=2, S=16, hidden 64):
  *  tiny-falcon (Falcon-7B's kind: multi_query, parallel_attn, no bias;
@@ -2296,10 +2336,7 @@ layer_op_names (const GsModelPlan *p, int layer, int phase)
 static void
 test_falcon (void)
 {
-  static const struct {
-    const char *file;
-    const char *ops;       /* layer 1, eager inference */
-  } cases[] = {
+  static const OpsCase cases[] = {
     { "tiny-falcon.json",
       "native_layer_norm mm index index "
       "_to_copy _to_copy index index mul neg cat mul add mul neg cat mul add "
@@ -2318,12 +2355,7 @@ test_falcon (void)
   };
   Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-    {
-      g_autoptr (GsModelPlan) p = plan_fixture (cases[i].file, &r);
-      g_autofree char *names = layer_op_names (p, 1, -1);
-      g_test_message ("%s: %s", cases[i].file, names);
-      g_assert_cmpstr (names, ==, cases[i].ops);
-    }
+    assert_layer_ops (cases[i].file, &r, 1, cases[i].ops);
 
   /* query_key_value's width: (heads + 2 x kv heads) x head_dim. */
   g_autoptr (GsModelPlan) p = plan_fixture ("tiny-falcon.json", &r);
@@ -2392,6 +2424,178 @@ test_falcon (void)
                    2 * 4 * 17 * 16);
   g_autoptr (GsModelPlan) pnd = plan_fixture ("tiny-falcon-new.json", &dec);
   assert_gemm (find_op (pnd, 0, attn, "bmm"), 16, 1, 17, 8);
+}
+
+/* Phi (transformers 4.37, eager; B=2, S=16, hidden 64, 4 heads of 16):
+ *  tiny-phi (partial_rotary_factor 0.5: 8 of 16 dimensions turned):
+ *    one input_layernorm; q_proj, k_proj, v_proj with bias; the rotary
+ *    tables; q and k each sliced, turned and concatenated with the
+ *    rest; in bf16 q and k cast to fp32, q @ k^T, / sqrt(d) and + mask
+ *    in fp32, softmax in fp32 cast back; matmul copies v; heads merged;
+ *    dense; fc1, gelu_new (eight kernels), fc2; attn + mlp + residual.
+ *  tiny-phi-qk (qk_layernorm, 2 K/V heads, partial_rotary_factor 1):
+ *    a contiguous copy and a LayerNorm over each head of q and of k; the
+ *    whole head turned and still concatenated with the empty rest;
+ *    repeat_kv copies k and v to the four heads. */
+static void
+test_phi (void)
+{
+  static const OpsCase cases[] = {
+    { "tiny-phi.json",
+      "native_layer_norm addmm addmm addmm _to_copy _to_copy index index "
+      "mul neg cat mul add mul neg cat mul add cat cat "
+      "_to_copy _to_copy bmm div add _softmax _to_copy clone bmm contiguous "
+      "addmm addmm mul pow mul add mul tanh add mul addmm add add" },
+    { "tiny-phi-qk.json",
+      "native_layer_norm addmm addmm addmm contiguous native_layer_norm "
+      "contiguous native_layer_norm _to_copy _to_copy index index "
+      "mul neg cat mul add mul neg cat mul add cat cat "
+      "clone clone _to_copy _to_copy bmm div add _softmax _to_copy bmm "
+      "contiguous addmm addmm mul pow mul add mul tanh add mul addmm add "
+      "add" },
+  };
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    assert_layer_ops (cases[i].file, &r, 1, cases[i].ops);
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-phi.json", &r);
+  const char *attn = "layers.0.self_attn";
+  /* The scores GEMM, its scaling and the mask add run in fp32; the
+   * probabilities @ v in bf16. */
+  const GsOp *s = find_op (p, 0, attn, "bmm");
+  assert_gemm (s, 8, 16, 16, 16);
+  g_assert_cmpint (s->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 0, attn, "div")->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 1, attn, "bmm")->dtype, ==, GS_DTYPE_BF16);
+  /* The rotary part: 8 dimensions, 4 paired; then the rest, 8,
+   * concatenated to q's and to k's, after both are turned. */
+  const GsOp *neg = find_op (p, 0, attn, "neg");
+  g_assert_cmpint (neg->rows, ==, 2 * 4 * 16);
+  g_assert_cmpint (neg->cols, ==, 4);
+  g_assert_cmpint (find_op (p, 1, attn, "cat")->cols, ==, 8);
+  g_assert_cmpint (find_op (p, 2, attn, "cat")->cols, ==, 16);
+  g_assert_cmpint (find_op (p, 3, attn, "cat")->cols, ==, 16);
+  /* Biases on q/k/v, dense, fc1, fc2 and the untied head; the logits
+   * cast to fp32. */
+  static const char *const bias[] = {
+    "layers.0.self_attn.q_proj", "layers.0.self_attn.k_proj",
+    "layers.0.self_attn.v_proj", "layers.0.self_attn.dense",
+    "layers.0.mlp.fc1", "layers.0.mlp.fc2", "lm_head",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bias); i++)
+    g_assert_true (find_op (p, 0, bias[i], NULL)->bias);
+  const GsOp *head = find_op (p, 0, "lm_head", NULL);
+  g_assert_cmpstr (op_at (p, op_index (p, head) + 1)->name, ==, "_to_copy");
+  /* In fp32 nothing is cast before the scores. */
+  Req f = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_FP32 };
+  g_autoptr (GsModelPlan) pf = plan_fixture ("tiny-phi.json", &f);
+  g_assert_cmpuint (count_ops (pf, 1, -1, -1, "_to_copy"), ==, 0);
+  g_autoptr (GsModelPlan) pq = plan_fixture ("tiny-phi-qk.json", &r);
+  const GsOp *kn = find_op (pq, 0, "layers.0.self_attn.k_layernorm",
+                            "native_layer_norm");
+  g_assert_cmpint (kn->rows, ==, 32 * 2);
+  g_assert_cmpint (kn->cols, ==, 16);
+  assert_gemm (find_op (pq, 0, "layers.0.self_attn.k_proj", NULL), 1, 32,
+               32, 64);
+
+  /* Training: the parameters, dropout on the embeddings, the attention
+   * probabilities and both residual branches. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-phi.json", &t);
+  int64_t H = 64, F = 256, V = 1000;
+  int64_t layer = 2 * H + 4 * (H * H + H) + H * F + F + F * H + H;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   V * H + 2 * layer + 2 * H + H * V + V);
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 1 + 2 * 3);
+  g_assert_cmpuint (count_ops (pt, 0, GS_PHASE_BACKWARD, -1, NULL), >, 0);
+
+  /* A decode step: one query against the 17 cached keys, in fp32. */
+  Req dec = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode",
+              .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-phi.json", &dec);
+  s = find_op (pd, 0, attn, "bmm");
+  assert_gemm (s, 8, 1, 17, 16);
+  g_assert_cmpint (s->dtype, ==, GS_DTYPE_FP32);
+}
+
+/* GPT-BigCode (eager _attn; B=2, S=16, n_embd 64, 4 heads of 16):
+ *  tiny-bigcode (multi_query, attention_softmax_in_fp32): c_attn of 64 +
+ *    2 x 16 columns; the queries reshaped to [B, S x 4, 16] (a copy);
+ *    baddbmm over torch.empty, one batch per sequence of S x 4 query rows
+ *    against the one key head; in bf16 the TorchScript upcast (to fp32,
+ *    * unscale, where in one kernel), softmax in fp32, cast back; bmm
+ *    against the one value head; no head merge; c_proj; the residual
+ *    add; ln_2, c_fc, gelu_pytorch_tanh, c_proj, add.
+ *  tiny-bigcode-mha (multi_query false, attention_softmax_in_fp32
+ *    false): 3 x 64 columns; q and k copied by their reshapes; where and
+ *    softmax in bf16; matmul copies v; the heads merged. */
+static void
+test_bigcode (void)
+{
+  static const OpsCase cases[] = {
+    { "tiny-bigcode.json",
+      "native_layer_norm addmm clone baddbmm fused_to_mul_where _softmax "
+      "_to_copy bmm addmm add native_layer_norm addmm gelu addmm add" },
+    { "tiny-bigcode-mha.json",
+      "native_layer_norm addmm clone clone baddbmm where _softmax clone bmm "
+      "contiguous addmm add native_layer_norm addmm gelu addmm add" },
+  };
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    assert_layer_ops (cases[i].file, &r, 1, cases[i].ops);
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-bigcode.json", &r);
+  g_autoptr (GsModelPlan) pm = plan_fixture ("tiny-bigcode-mha.json", &r);
+  const char *attn = "h.0.attn";
+  assert_gemm (find_op (p, 0, "h.0.attn.c_attn", NULL), 1, 32, 64 + 2 * 16,
+               64);
+  assert_gemm (find_op (pm, 0, "h.0.attn.c_attn", NULL), 1, 32, 3 * 64, 64);
+  /* Multi-query: one batch per sequence of 16 x 4 query rows. */
+  const GsOp *s = find_op (p, 0, attn, "baddbmm");
+  assert_gemm (s, 2, 16 * 4, 16, 16);
+  g_assert_false (s->c_in);
+  assert_gemm (find_op (p, 0, attn, "bmm"), 2, 16 * 4, 16, 16);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, attn, "clone")), ==,
+                   32 * 4 * 16);
+  g_assert_cmpint (find_op (p, 0, attn, "fused_to_mul_where")->dtype, ==,
+                   GS_DTYPE_FP32);
+  assert_gemm (find_op (pm, 0, attn, "baddbmm"), 8, 16, 16, 16);
+  /* The mask value is kept by the module: no fill in any layer. */
+  g_assert_cmpuint (count_ops (p, ANY_LAYER, -1, -1, "full"), ==, 0);
+  /* n_inner null: 4 x n_embd; the MLP and c_attn are nn.Linear. */
+  const GsOp *fc = find_op (pm, 0, "h.0.mlp.c_fc", NULL);
+  assert_gemm (fc, 1, 32, 256, 64);
+  g_assert_cmpint (fc->layout, ==, GS_LAYOUT_TN);
+  /* In fp32 the scores are neither upcast nor cast back. */
+  Req f = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_FP32 };
+  g_autoptr (GsModelPlan) pf = plan_fixture ("tiny-bigcode.json", &f);
+  g_autofree char *fn = layer_op_names (pf, 1, -1);
+  g_assert_nonnull (strstr (fn, "baddbmm where _softmax bmm"));
+  /* One sequence: the multi-query reshape still copies the queries. */
+  Req one = { .batch = 1, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) p1 = plan_fixture ("tiny-bigcode.json", &one);
+  g_autoptr (GsModelPlan) pm1 = plan_fixture ("tiny-bigcode-mha.json", &one);
+  g_assert_cmpuint (count_ops (p1, 0, -1, GS_OP_COPY, "clone"), ==, 1);
+  g_assert_cmpuint (count_ops (pm1, 0, -1, GS_OP_COPY, "clone"), ==, 0);
+
+  /* Training: wte, wpe, the layers and the tied head. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-bigcode.json", &t);
+  int64_t H = 64, F = 256, V = 1000, P = 256;
+  int64_t layer = 4 * H + H * 96 + 96 + H * H + H + H * F + F + F * H + H;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   V * H + P * H + 2 * layer + 2 * H);
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 1 + 2 * 3);
+
+  /* A decode step: the cached key_value has 17 rows; the one query needs
+   * no copy. */
+  Req dec = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode",
+              .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-bigcode.json", &dec);
+  assert_gemm (find_op (pd, 0, attn, "baddbmm"), 2, 4, 17, 16);
+  g_assert_cmpuint (count_ops (pd, 0, -1, GS_OP_COPY, "clone"), ==, 0);
+  g_autoptr (GsModelPlan) pmd = plan_fixture ("tiny-bigcode-mha.json", &dec);
+  assert_gemm (find_op (pmd, 0, attn, "baddbmm"), 8, 1, 17, 16);
 }
 
 #define SPARSE "encoder.block.1.layer.1.mlp"
@@ -3452,6 +3656,8 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/stablelm", test_stablelm);
   g_test_add_func ("/models/layers/neox", test_neox);
   g_test_add_func ("/models/layers/falcon", test_falcon);
+  g_test_add_func ("/models/layers/phi", test_phi);
+  g_test_add_func ("/models/layers/bigcode", test_bigcode);
   g_test_add_func ("/models/layers/mistral-window", test_mistral_window);
   g_test_add_func ("/models/params/published", test_published_params);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);

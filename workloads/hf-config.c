@@ -2,7 +2,7 @@
  *
  * Defaults are those of the transformers configuration classes (GPT2Config,
  * BertConfig, RobertaConfig, OPTConfig, GPTNeoConfig, GPTNeoXConfig,
- * FalconConfig,
+ * FalconConfig, PhiConfig, GPTBigCodeConfig,
  * LlamaConfig,
  * GemmaConfig, Gemma2Config,
  * Gemma3TextConfig (and Gemma3Config's text_config),
@@ -69,6 +69,14 @@ static const FamilyKeys families[] = {
   { "falcon", GS_HF_FALCON, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", NULL, 0,
     "max_position_embeddings", 2048, NULL, "gelu" },
+  { "phi", GS_HF_PHI, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 8192,
+    "max_position_embeddings", 2048, "hidden_act", "gelu_new" },
+  /* GPTBigCodeConfig spells its sizes as GPT2Config does; n_inner null:
+   * 4 x n_embd. */
+  { "gpt_bigcode", GS_HF_GPT_BIGCODE, "n_embd", "n_layer", "n_head",
+    "vocab_size", "n_inner", 0, "n_positions", 1024,
+    "activation_function", "gelu_pytorch_tanh" },
   { "llama", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 11008,
     "max_position_embeddings", 2048, "hidden_act", "silu" },
@@ -142,7 +150,7 @@ gs_hf_family_name (GsHfFamily f)
 {
   static const char *const names[GS_HF_FAMILY_COUNT] = {
     "gpt2", "bert", "roberta", "opt", "gpt_neo", "gpt_neox",
-    "falcon",
+    "falcon", "phi", "gpt_bigcode",
     "llama",
     "mixtral",
     "switch_transformers", "t5"
@@ -155,7 +163,7 @@ const char *
 gs_hf_supported_types (void)
 {
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
-         "falcon, "
+         "falcon, phi, gpt_bigcode, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
          "gemma3_text, gemma3, olmo2, granite, stablelm, "
          "qwen2_moe, qwen3_moe, "
@@ -699,7 +707,7 @@ read_neo (const Reader *r, GsHfConfig *c, GError **error)
  * four norms per layer, scaling by query_pre_attn_scalar, soft-capped
  * scores and logits, and a sliding window on the even layers
  * (Gemma2Attention: layer_idx % 2 == 0). */
-/* Gemma 3's and DeepSeek-V2's rope_scaling: null, or an object whose
+/* Gemma 3's, DeepSeek-V2's and Phi's rope_scaling: null, or an object whose
  * rope_type (or "type") changes only the frequencies computed at load time
  * (default, linear, llama3, yarn): the forward's kernels are the same.  dynamic and
  * longrope recompute them as the positions grow, which is not modelled. */
@@ -1038,6 +1046,77 @@ read_stablelm (const Reader *r, GsHfConfig *c, GError **error)
          && get_fraction (r, "partial_rotary_factor", 0.25, &frac, error)
          && set_rotary (r, c, "partial_rotary_factor", frac, error)
          && check_rope (r, error);
+}
+
+/* Phi (PhiConfig, transformers 4.37: Phi-1, Phi-1.5, Phi-2): q_proj,
+ * k_proj and v_proj with bias (num_key_value_heads of them for k and v),
+ * optionally a LayerNorm over each head of q and k (qk_layernorm), a
+ * rotary embedding over partial_rotary_factor of each head, the attention
+ * and the MLP (fc1, hidden_act, fc2) both on the one input_layernorm's
+ * output, an untied lm_head with bias.  rope_theta only changes numbers;
+ * rope_scaling is checked as Gemma 3's is (dynamic, which recomputes the
+ * tables past max_position_embeddings, is refused). */
+static gboolean
+read_phi (const Reader *r, GsHfConfig *c, GError **error)
+{
+  double frac, theta;
+  c->pre_norm = TRUE;
+  c->parallel_residual = TRUE;
+  c->linear_bias = c->o_bias = c->mlp_bias = TRUE;
+  if (!get_int (r, "num_key_value_heads", c->heads, FALSE, &c->kv_heads,
+                error)
+      || !get_bool (r, "qk_layernorm", FALSE, &c->qk_norm, error)
+      || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
+                    error)
+      || !get_prob (r, "resid_pdrop", 0.0, &c->p_resid, error)
+      || !get_prob (r, "embd_pdrop", 0.0, &c->p_embd, error)
+      || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
+      || !get_positive (r, "rope_theta", 10000, FALSE, &theta, error)
+      || !check_rope_scaling (r, error)
+      || !get_fraction (r, "partial_rotary_factor", 0.5, &frac, error)
+      || !set_rotary (r, c, "partial_rotary_factor", frac, error))
+    return FALSE;
+  if (c->heads % c->kv_heads != 0)
+    return reader_fail (r, "num_key_value_heads", error,
+                        "key 'num_key_value_heads' is %d; it must divide "
+                        "'num_attention_heads' (%d)", c->kv_heads,
+                        c->heads);
+  return TRUE;
+}
+
+/* GPT-BigCode (GPTBigCodeConfig: SantaCoder, StarCoder): GPT-2's
+ * layer with nn.Linear projections, one c_attn producing the queries and
+ * (multi_query, the default) one key and one value head, or a key and a
+ * value per head; attention_softmax_in_fp32 upcasts the scores in half
+ * precision (scale_attention_softmax_in_fp32 only moves a factor
+ * layer_idx + 1 from the GEMM's alpha to the fp32 multiply, which runs
+ * either way: checked, not kept); a head tied to wte.  add_cross_attention
+ * is refused: its cross-attention modules are not modelled. */
+static gboolean
+read_bigcode (const Reader *r, GsHfConfig *c, GError **error)
+{
+  gboolean unscale, cross;
+  c->pre_norm = TRUE;
+  if (!get_prob (r, "embd_pdrop", 0.1, &c->p_embd, error)
+      || !get_prob (r, "attn_pdrop", 0.1, &c->p_attn, error)
+      || !get_prob (r, "resid_pdrop", 0.1, &c->p_resid, error)
+      || !get_bool (r, "scale_attn_weights", TRUE, &c->scale_attn, error)
+      || !get_bool (r, "multi_query", TRUE, &c->multi_query, error)
+      || !get_bool (r, "attention_softmax_in_fp32", TRUE, &c->softmax_fp32,
+                    error)
+      || !get_bool (r, "scale_attention_softmax_in_fp32", TRUE, &unscale,
+                    error)
+      || !get_bool (r, "tie_word_embeddings", TRUE, &c->tie_embeddings,
+                    error)
+      || !get_bool (r, "add_cross_attention", FALSE, &cross, error))
+    return FALSE;
+  if (cross)
+    return reader_fail (r, "add_cross_attention", error,
+                        "key 'add_cross_attention' is true: gpusim models "
+                        "GPT-BigCode's causal language model without "
+                        "cross-attention layers (false)");
+  c->kv_heads = c->multi_query ? 1 : c->heads;
+  return TRUE;
 }
 
 /* Qwen-MoE's mlp_only_layers: a list of layer indices (null: none). */
@@ -1633,6 +1712,8 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
     case GS_HF_GPT_NEO: ok = read_neo (tr, c, error); break;
     case GS_HF_GPT_NEOX: ok = read_neox (tr, c, error); break;
     case GS_HF_FALCON: ok = read_falcon (tr, c, error); break;
+    case GS_HF_PHI: ok = read_phi (tr, c, error); break;
+    case GS_HF_GPT_BIGCODE: ok = read_bigcode (tr, c, error); break;
     case GS_HF_LLAMA: ok = read_llama (tr, c, error); break;
     case GS_HF_MIXTRAL:
       ok = g_str_has_prefix (type, "deepseek_v") ? read_deepseek (tr, c, error)

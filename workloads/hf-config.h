@@ -20,6 +20,8 @@ typedef enum {
   GS_HF_GPT_NEO,
   GS_HF_GPT_NEOX,  /* gpt_neox (Pythia) */
   GS_HF_FALCON,    /* falcon */
+  GS_HF_PHI,       /* phi (Phi-1, Phi-1.5, Phi-2) */
+  GS_HF_GPT_BIGCODE, /* gpt_bigcode (SantaCoder, StarCoder) */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
                     * gemma3_text, gemma3 (its text_config), olmo2,
                     * granite, stablelm */
@@ -84,7 +86,8 @@ typedef struct {
                             * Qwen2's, whose q/k/v always do) */
   gboolean mlp_bias;       /* Llama family: gate/up/down carry a bias */
   gboolean qk_norm;        /* Qwen3: RMSNorm over each head of q and k
-                            * (OLMo 2: over the whole projections) */
+                            * (OLMo 2: over the whole projections); Phi's
+                            * qk_layernorm: a LayerNorm over each head */
   gboolean gemma;          /* Gemma, Gemma-2: embeddings times
                             * sqrt(hidden); RMSNorm in fp32 times
                             * (1 + weight) */
@@ -123,7 +126,12 @@ typedef struct {
                                * Falcon's parallel_attn; StableLM's
                                * x + attn(ln1(x)) + mlp(ln1(x)) */
   gboolean multi_query;    /* Falcon: one K and one V head, the last two
-                            * head-sized columns of query_key_value */
+                            * head-sized columns of query_key_value;
+                            * GPT-BigCode: of c_attn */
+  gboolean softmax_fp32;   /* GPT-BigCode's attention_softmax_in_fp32: in
+                            * half precision the scores upcast, masked and
+                            * softmaxed in fp32 by one TorchScript
+                            * function */
   gboolean new_decoder;    /* Falcon's new_decoder_architecture: K/V heads
                             * grouped in query_key_value (kv_heads groups
                             * of heads / kv_heads queries, a key, a

@@ -116,13 +116,21 @@ attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
           gs_mg_host (g, GS_HOST_SYNC, 1);
           mv = gs_mg_input (g, 1, 1);
         }
+      else if (a->causal_where == GS_MB_MASK_WHERE_KEPT)
+        mv = gs_mg_input (g, 1, 1);
       else
         mv = gs_mg_fill (g, "full", 1, 1);
-      s = gs_mg_pointwise (g, "where", GS_BW_UNARY, s, mv, rows, cols, 1, 0,
+      /* GPT-BigCode's upcast_masked_softmax: NNC fuses x.to(float32),
+       * * unscale and where into one kernel writing fp32. */
+      gboolean fused = a->upcast_fused && half_dtype (g);
+      s = gs_mg_pointwise (g, fused ? "fused_to_mul_where" : "where",
+                           GS_BW_UNARY, s, mv, rows, cols, fused ? 3 : 1, 0,
                            FALSE);
       GsMgNode *n = gs_mg_last (g);
       n->op.n_small_in = 2;
       n->bw_name = "where";
+      if (fused)
+        n->op.dtype = GS_DTYPE_FP32;
       if (a->seq_q > 1)        /* the bool buffer's [Sq, Sk] slice */
         {
           n->op.bcast_elems = a->seq_q * cols;
@@ -238,7 +246,7 @@ static gboolean
 inductor_sdpa (const GsMg *g, const GsMbAttn *a)
 {
   return g->opt.compiled && !g->eager && g->opt.attn == GS_ATTN_EAGER
-         && a->scale == GS_MB_SCALE_DIV && !a->softcap
+         && a->scale == GS_MB_SCALE_DIV && !a->softcap && !a->mq_bmm
          && a->causal_where == GS_MB_MASK_NONE && !a->mask_max
          && a->bias < 0
          && !(half_dtype (g) && (a->softmax_fp32 || a->softmax_float));
@@ -288,34 +296,57 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
   GsMg *g = b->g;
   int64_t bh = b->batch * a->heads, D = a->head_dim;
   int64_t sq = a->seq_q, sk = a->seq_k, rows = bh * sq;
+  /* The GEMMs' batches: one per head, or (multi-query bmm) one per
+   * sequence over all its queries' heads. */
+  int64_t gb = a->mq_bmm ? b->batch : bh;
+  int64_t gm = a->mq_bmm ? a->heads * sq : sq;
   gboolean copy_q = a->copy_q && sq > 1;
   if (b->batch == 1)
     copy_q = copy_k = copy_v = FALSE;
+  gboolean fp32 = a->qk_fp32 && half_dtype (g);
+  if (fp32)
+    {
+      /* query.to(float32), key.to(float32): copies in their layouts. */
+      q = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, q, -1, rows, D, 0, 0,
+                           FALSE);
+      k = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, k, -1,
+                           gs_mg_val (g, k)->elems / D, D, 0, 0, FALSE);
+    }
   int s;
-  if (a->baddbmm)
+  if (a->baddbmm || a->baddbmm_empty)
     {
       /* torch.baddbmm(torch.zeros(...), q, k^T, beta=1, alpha=scale):
-       * the epilogue scales and adds the zeros it reads. */
-      int c0 = gs_mg_fill (g, "zeros", rows, sk);
-      s = gs_mg_matmul (g, "baddbmm", q, k, bh, sq, sk, D, FALSE, TRUE,
+       * the epilogue scales and adds the zeros it reads; with
+       * torch.empty and beta=0 it only scales. */
+      int c0 = a->baddbmm ? gs_mg_fill (g, "zeros", rows, sk) : -1;
+      if (a->baddbmm_empty)
+        gs_mg_host (g, GS_HOST_VIEW, 1);          /* torch.empty */
+      s = gs_mg_matmul (g, "baddbmm", q, k, gb, gm, sk, D, FALSE, TRUE,
                         copy_q, copy_k);
       GsMgNode *n = gs_mg_last (g);
       g_free (n->op.name);
       n->op.name = g_strdup ("baddbmm");
-      n->op.c_in = TRUE;
-      n->in[2] = c0;
-      n->n_in = 3;
+      if (c0 >= 0)
+        {
+          n->op.c_in = TRUE;
+          n->in[2] = c0;
+          n->n_in = 3;
+        }
     }
   else
-    s = gs_mg_matmul (g, "matmul", q, k, bh, sq, sk, D, FALSE, TRUE, copy_q,
+    s = gs_mg_matmul (g, "matmul", q, k, gb, gm, sk, D, FALSE, TRUE, copy_q,
                       copy_k);
+  guint from = g->nodes->len - 1;
   s = attn_scale (g, a, s, rows, sk);
   s = attn_mask (g, a, s, rows, sk);
+  /* Phi: the GEMM, the scaling and the mask added in fp32. */
+  for (guint i = from; fp32 && i < g->nodes->len; i++)
+    gs_mg_node (g, i)->op.dtype = GS_DTYPE_FP32;
   int p = attn_softmax (g, a, s, rows, sk);
   p = gs_mg_dropout (g, p, rows, sk, a->p_drop, a->drop_module);
   int64_t Dv = a->v_head_dim > 0 ? a->v_head_dim : D;
-  return gs_mg_matmul (g, "matmul", p, v, bh, sq, Dv, sk, FALSE, FALSE,
-                       FALSE, copy_v);
+  return gs_mg_matmul (g, a->mq_bmm ? "bmm" : "matmul", p, v, gb, gm, Dv, sk,
+                       FALSE, FALSE, FALSE, copy_v);
 }
 
 void
@@ -348,7 +379,7 @@ gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
   int64_t kvh = a->kv_heads > 0 ? a->kv_heads : H;
   int64_t sq = a->seq_q, sk = a->seq_k;
   gboolean copy_k = a->copy_k, copy_v = a->copy_v;
-  if (kvh < H)
+  if (kvh < H && !a->mq_bmm)
     {
       /* repeat_kv: expand + reshape copies each KV head n_rep times. */
       k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, B * H * sk, D);
@@ -360,7 +391,7 @@ gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
             : attn_eager (b, a, q, k, v, copy_k, copy_v);
   /* Merge heads: permute/transpose then contiguous (a no-op for one query
    * token: the moved dimension has size 1). */
-  if (sq > 1)
+  if (sq > 1 && !a->mq_bmm)
     {
       if (train)
         ctx = gs_mg_view_bw_copy (g, ctx);

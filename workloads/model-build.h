@@ -3,8 +3,9 @@
  * One builder per Hugging Face model family records, through the gs_mg_*
  * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
  * call of the task model the reference measurements use: the causal-LM head
- * for GPT-2/OPT/GPT-Neo/GPT-NeoX/Falcon/Llama (and the Llama-layer families
- * newer than 4.36: Qwen, Gemma, Phi-3, OLMo 2, Granite, StableLM,
+ * for GPT-2/GPT-BigCode/OPT/GPT-Neo/GPT-NeoX/Falcon/Llama (and the
+ * families newer than 4.36: Phi, and the Llama-layer Qwen, Gemma, Phi-3,
+ * OLMo 2, Granite, StableLM,
  * Qwen-MoE)/Mixtral, sequence
  * classification (or the pre-training heads in training) for BERT,
  * sequence classification (or masked LM in training) for RoBERTa,
@@ -52,6 +53,8 @@ typedef enum {
                             * min made on the host and copied over
                             * (torch.tensor(min).to(device): the host
                             * waits for the GPU) */
+  GS_MB_MASK_WHERE_KEPT,   /* GPT-BigCode: where(mask, w, mask_value), the
+                            * 0-dim value made once and kept by the module */
 } GsMbCausal;
 
 typedef struct {
@@ -77,6 +80,22 @@ typedef struct {
   gboolean softcap;        /* Gemma-2: scores / cap, tanh, * cap */
   gboolean baddbmm;        /* GPT-NeoX: scores = baddbmm(zeros, q, k^T,
                             * alpha = scale), no separate scaling */
+  gboolean baddbmm_empty;  /* GPT-BigCode: baddbmm(torch.empty(...), q,
+                            * k^T, beta = 0, alpha = scale): nothing
+                            * filled, nothing read but q and k */
+  gboolean mq_bmm;         /* GPT-BigCode's multi_query: q as [B, Sq x
+                            * heads, D] (the caller copies it), the one
+                            * K/V head read by one bmm per sequence for
+                            * the scores and for p @ v; the context is
+                            * [B, Sq, heads x D] already (no head merge) */
+  gboolean qk_fp32;        /* Phi: q.to(float32) and k.to(float32) before
+                            * q @ k^T: the scores GEMM, their scaling and
+                            * mask in fp32 */
+  gboolean upcast_fused;   /* GPT-BigCode's upcast_masked_softmax in half
+                            * precision: one TorchScript kernel (NNC)
+                            * casts the scores to fp32, multiplies them
+                            * by unscale and masks them with where; the
+                            * softmax in fp32; the cast back */
   int64_t window;          /* sliding window flash_attn applies (0: none;
                             * eager attention masks it instead) */
 } GsMbAttn;
@@ -135,10 +154,11 @@ void gs_mb_generate_glue (GsMb *b, int64_t vocab);
 void gs_mb_generate_positions (GsMb *b);
 
 /* ------------------------------------------------------- the builders */
-GsMbOut gs_mb_gpt2 (GsMb *b);
+GsMbOut gs_mb_gpt2 (GsMb *b);      /* gpt2, gpt_bigcode */
 GsMbOut gs_mb_gpt_neo (GsMb *b);
 GsMbOut gs_mb_gpt_neox (GsMb *b);
 GsMbOut gs_mb_falcon (GsMb *b);
+GsMbOut gs_mb_phi (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
                                     * gemma, gemma2, phi3, gemma3_text,

@@ -1,6 +1,7 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
- * configs, GPT-Neo, GPT-NeoX, Falcon, OPT, Llama/Mistral, Qwen2/Qwen3,
- * Gemma/Gemma-2/Gemma 3, Phi-3, OLMo 2, Granite, StableLM, Mixtral,
+ * configs, GPT-BigCode, GPT-Neo, GPT-NeoX, Falcon, Phi, OPT,
+ * Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2/Gemma 3, Phi-3, OLMo 2,
+ * Granite, StableLM, Mixtral,
  * Qwen-MoE, DeepSeek-V2/V3) as
  * transformers 4.36 runs them (the newer families with their own modules'
  * differences):
@@ -34,17 +35,19 @@ attn_defaults (const GsMb *b, GsMbAttn *a)
   a->copy_k = a->copy_v = b->past == 0;
 }
 
-/* The LM head: logits = lm_head(hidden) over every position; Gemma-2
- * soft-caps them (logits / cap, tanh, * cap) before logits.float();
- * Granite divides them by logits_scaling (a Python float). */
+/* The LM head: logits = lm_head(hidden) over every position (Phi's with
+ * a bias); Gemma-2 soft-caps them (logits / cap, tanh, * cap) before
+ * logits.float(); Granite divides them by logits_scaling (a Python
+ * float). */
 static GsMbOut
 lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
 {
   GsMg *g = b->g;
   int64_t T = b->batch * b->seq;
   int64_t V = b->cfg->vocab, H = b->cfg->hidden;
+  gboolean bias = b->cfg->family == GS_HF_PHI;
   gs_mb_scope (b, -1, "lm_head");
-  int logits = gs_mg_linear (g, NULL, h, T, H, V, w_tied, FALSE, FALSE);
+  int logits = gs_mg_linear (g, NULL, h, T, H, V, w_tied, bias, FALSE);
   if (b->cfg->logit_softcap)
     {
       logits = gs_mg_pointwise (g, "div", GS_BW_SCALE, logits, -1, T, V, 1,
@@ -94,6 +97,68 @@ gpt2_attn (GsMb *b, int i, int x, int mask)
   return gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
 }
 
+/* GPTBigCodeAttention, eager (_attn): c_attn, one nn.Linear of hidden +
+ * 2 x kv heads x head_dim columns, split into the queries and key_value
+ * (multi_query: [B, S, hidden] and [B, S, 2 x head_dim]; otherwise viewed
+ * as [B, S, heads, 3 x head_dim], transposed and split per head); the
+ * cache cat of key_value; key and value its two halves (views).  _attn:
+ * multi_query reshapes the queries to [B, S x heads, head_dim] (a copy
+ * when S > 1: the split's rows are hidden + 2 x head_dim apart) and runs
+ * baddbmm(torch.empty, q, k^T, beta = 0, alpha = scale) as one batch per
+ * sequence against the one key head; otherwise q and k reshape to [B x
+ * heads, ...] (copies unless one sequence or a decode step).  Then, in
+ * half precision with attention_softmax_in_fp32, upcast_masked_softmax
+ * (TorchScript: to(float32), * unscale and where fused by NNC, softmax,
+ * the cast back), else where(mask, w, mask_value) and softmax; the
+ * module's 0-dim mask_value is made once and kept.  attn_dropout, p @ v
+ * (multi_query: bmm against the one value head, already [B, S, hidden]),
+ * the heads merged otherwise, c_proj, resid_dropout. */
+static int
+bigcode_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
+  int64_t D = c->head_dim, KV = c->kv_heads;
+  int64_t L = b->past + S;
+  gboolean mq = c->multi_query;
+  gs_mb_scope (b, i, "transformer.h.%d.attn", i);
+  gs_mg_module (g);
+  int qkv = gs_mg_linear (g, "c_attn", x, T, H, H + 2 * KV * D, -1, TRUE,
+                          FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, mq ? 1 : 3);  /* (view, transpose,) split */
+  int q = gs_mg_slice (g, qkv, T * H, mq ? H : D);
+  int kv = gs_mg_slice (g, qkv, T * KV * 2 * D, 2 * D);
+  kv = gs_mb_cache_cat (b, kv, KV, 2 * D);
+  gs_mg_host (g, GS_HOST_VIEW, 2);           /* split, transpose */
+  int k = gs_mg_slice (g, kv, B * KV * L * D, D);
+  int v = gs_mg_slice (g, kv, B * KV * L * D, D);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.kv_heads = KV;
+  /* The slices' gradients are written into zeros of their sources. */
+  a.q_view = a.k_view = a.v_view = FALSE;
+  gs_mg_host (g, GS_HOST_PY, 10);            /* dtypes, scale, shapes */
+  if (mq)
+    {
+      a.mq_bmm = TRUE;
+      a.copy_q = a.copy_k = a.copy_v = FALSE;
+      gs_mg_host (g, GS_HOST_VIEW, 1);
+      if (S > 1 && g->opt.attn == GS_ATTN_EAGER)
+        q = gs_mg_copy (g, "clone", GS_BW_PASS, q, T * c->heads, D);
+    }
+  a.baddbmm_empty = TRUE;
+  a.causal_where = GS_MB_MASK_WHERE_KEPT;
+  a.upcast_fused = c->softmax_fp32;
+  a.softmax_fp32 = c->softmax_fp32;
+  a.p_drop = c->p_attn;
+  a.drop_module = TRUE;
+  (void) mask;              /* where() reads it: the bool mask */
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  int o = gs_mg_linear (g, "c_proj", ctx, T, H, H, -1, TRUE, FALSE);
+  return gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
+}
+
 static int
 gpt2_mlp (GsMb *b, int i, int x)
 {
@@ -102,13 +167,14 @@ gpt2_mlp (GsMb *b, int i, int x)
   int64_t T = b->batch * b->seq, H = c->hidden;
   gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
   gs_mg_module (g);
+  gboolean conv1d = c->family == GS_HF_GPT2;   /* GPT-BigCode: nn.Linear */
   gs_mg_host (g, GS_HOST_PY, 3);
-  int h = gs_mg_linear (g, "c_fc", x, T, H, c->ffn, -1, TRUE, TRUE);
+  int h = gs_mg_linear (g, "c_fc", x, T, H, c->ffn, -1, TRUE, conv1d);
   gs_mb_scope (b, i, "transformer.h.%d.mlp.act", i);
   h = gs_mb_act (b, c->act, h, T, c->ffn);
   gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
   gs_mg_host (g, GS_HOST_PY, 3);
-  h = gs_mg_linear (g, "c_proj", h, T, c->ffn, H, -1, TRUE, TRUE);
+  h = gs_mg_linear (g, "c_proj", h, T, c->ffn, H, -1, TRUE, conv1d);
   return gs_mg_dropout (g, h, T, H, c->p_resid, TRUE);
 }
 
@@ -121,7 +187,8 @@ gpt2_block (GsMb *b, int i, int h, int mask)
   gs_mg_module (g);
   gs_mb_scope (b, i, "transformer.h.%d.ln_1", i);
   int x = gs_mg_layernorm (g, h, T, H);
-  int a = gpt2_attn (b, i, x, mask);
+  int a = b->cfg->family == GS_HF_GPT_BIGCODE ? bigcode_attn (b, i, x, mask)
+                                              : gpt2_attn (b, i, x, mask);
   gs_mb_scope (b, i, "transformer.h.%d", i);
   h = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
   gs_mb_scope (b, i, "transformer.h.%d.ln_2", i);
@@ -143,6 +210,23 @@ gpt2_mask (GsMb *b)
   return gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B, L, 1, 0, TRUE);
 }
 
+/* GPTBigCodeModel's mask from generate()'s 2-D one: the causal buffer's
+ * slice times attention_mask.view(B, 1, -1).to(bool), a bool [B, S, L]
+ * that where() reads. */
+static int
+bigcode_mask (GsMb *b)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, S = b->seq, L = b->past + b->seq;
+  gs_mg_host (g, GS_HOST_VIEW, 3);
+  int m = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, L, 0, 0,
+                           FALSE);
+  return gs_mg_pointwise (g, "mul", GS_BW_NONE, m, -1, B * S, L, 1, 0,
+                          FALSE);
+}
+
+/* GPT2LMHeadModel, and GPTBigCodeForCausalLM (learned positions, its own
+ * attention and mask, nn.Linear projections, a tied head). */
 GsMbOut
 gs_mb_gpt2 (GsMb *b)
 {
@@ -165,7 +249,9 @@ gs_mb_gpt2 (GsMb *b)
       gs_mg_fill (g, "arange", 1, S);       /* position_ids */
       gs_mg_host (g, GS_HOST_VIEW, 1);
     }
-  int mask = b->generate ? gpt2_mask (b) : -1;
+  int mask = !b->generate ? -1
+             : c->family == GS_HF_GPT_BIGCODE ? bigcode_mask (b)
+                                              : gpt2_mask (b);
   gs_mb_scope (b, -1, "transformer.wte");
   int e = gs_mg_embedding (g, wte, c->vocab, T, H);
   gs_mb_scope (b, -1, "transformer.wpe");
@@ -181,7 +267,7 @@ gs_mb_gpt2 (GsMb *b)
   gs_mb_scope (b, -1, "transformer.ln_f");
   h = gs_mg_layernorm (g, h, T, H);
   gs_mg_host (g, GS_HOST_VIEW, 1);
-  return lm_head (b, h, wte, FALSE);
+  return lm_head (b, h, c->tie_embeddings ? wte : -1, FALSE);
 }
 
 /* -------------------------------------------------------------- GPT-Neo */
@@ -1139,18 +1225,28 @@ neox_attn (GsMb *b, int i, int x, int mask)
   return gs_mg_linear (g, "dense", ctx, T, H, H, -1, c->linear_bias, FALSE);
 }
 
+/* An MLP module of layer I under SCOPE: nn.Linear UP (with bias) to the
+ * inner width, the activation, nn.Linear DOWN (with bias) back
+ * (GPT-NeoX's, Phi's). */
 static int
-neox_mlp (GsMb *b, int i, int x)
+linear_act_mlp (GsMb *b, int i, const char *scope, const char *up,
+                const char *down, int x)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
-  gs_mb_scope (b, i, "gpt_neox.layers.%d.mlp", i);
+  gs_mb_scope (b, i, scope, i);
   gs_mg_module (g);
-  int h = gs_mg_linear (g, "dense_h_to_4h", x, T, H, c->ffn, -1, TRUE,
-                        FALSE);
+  int h = gs_mg_linear (g, up, x, T, H, c->ffn, -1, TRUE, FALSE);
   h = gs_mb_act (b, c->act, h, T, c->ffn);
-  return gs_mg_linear (g, "dense_4h_to_h", h, T, c->ffn, H, -1, TRUE, FALSE);
+  return gs_mg_linear (g, down, h, T, c->ffn, H, -1, TRUE, FALSE);
+}
+
+static int
+neox_mlp (GsMb *b, int i, int x)
+{
+  return linear_act_mlp (b, i, "gpt_neox.layers.%d.mlp", "dense_h_to_4h",
+                         "dense_4h_to_h", x);
 }
 
 GsMbOut
@@ -1391,4 +1487,136 @@ gs_mb_falcon (GsMb *b)
   h = gs_mg_layernorm (g, h, T, H);
   /* lm_head: no bias, no .float() of the logits. */
   return lm_head (b, h, c->tie_embeddings ? embed : -1, FALSE);
+}
+
+/* ------------------------------------------------------------------ Phi */
+
+/* PhiAttention, eager (transformers 4.37): q_proj, k_proj, v_proj with
+ * bias; qk_layernorm: a LayerNorm over each head of q and of k (on the
+ * transposed views, which it copies contiguous first when S > 1); the
+ * rotary tables (Llama's, over the rotary part), q and k each sliced into
+ * a rotary part, turned, and concatenated with the rest (with a
+ * partial_rotary_factor of 1 the rest is empty and the cat copies the
+ * whole head); the cache cat; repeat_kv; q and k cast to fp32 (in half
+ * precision) for q @ k^T / sqrt(d) and the mask; softmax in fp32, cast to
+ * the values' dtype; dropout; @ v; heads merged; dense. */
+static int
+phi_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden, D = c->head_dim;
+  int64_t NH = c->heads, KV = c->kv_heads;
+  gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
+  gs_mg_module (g);
+  int q = gs_mg_linear (g, "q_proj", x, T, H, NH * D, -1, TRUE, FALSE);
+  int k = gs_mg_linear (g, "k_proj", x, T, H, KV * D, -1, TRUE, FALSE);
+  int v = gs_mg_linear (g, "v_proj", x, T, H, KV * D, -1, TRUE, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 6);
+  if (g->opt.training)
+    {
+      q = gs_mg_view_bw_copy (g, q);
+      k = gs_mg_view_bw_copy (g, k);
+    }
+  if (c->qk_norm)
+    {
+      static const char *const name[2] = { "q_layernorm", "k_layernorm" };
+      int *t[2] = { &q, &k };
+      int64_t heads[2] = { NH, KV };
+      for (int j = 0; j < 2; j++)
+        {
+          gs_mb_scope (b, i, "model.layers.%d.self_attn.%s", i, name[j]);
+          if (b->seq > 1)
+            *t[j] = gs_mg_copy (g, "contiguous", GS_BW_PASS, *t[j],
+                                T * heads[j], D);
+          *t[j] = gs_mg_layernorm (g, *t[j], T * heads[j], D);
+        }
+      gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
+    }
+  /* q[..., :R], q[..., R:], k's the same; both rotary parts turned,
+   * then cat((rot, pass)) for q and for k (with an empty pass a copy all
+   * the same). */
+  int64_t R = rotary_dims (c);
+  int part[2][2] = { { q, -1 }, { k, -1 } };
+  int64_t rows[2] = { T * NH, T * KV };
+  gs_mg_host (g, GS_HOST_VIEW, 4);
+  for (int j = 0; j < 2 && R < D; j++)
+    {
+      int whole = part[j][0];
+      part[j][0] = gs_mg_slice (g, whole, rows[j] * R, R);
+      part[j][1] = gs_mg_slice (g, whole, rows[j] * (D - R), D - R);
+    }
+  int cos, sin;
+  rotary_tables (b, &cos, &sin);
+  for (int j = 0; j < 2; j++)
+    part[j][0] = rotary_part (b, part[j][0], j == 0 ? NH : KV, R, R, cos,
+                              sin);
+  for (int j = 0; j < 2; j++)
+    part[j][0] = R < D ? cat2 (g, part[j][0], part[j][1], rows[j], D)
+                       : gs_mg_copy (g, "cat", GS_BW_PASS, part[j][0],
+                                     rows[j], D);
+  q = part[0][0];
+  k = part[1][0];
+  k = gs_mb_cache_cat (b, k, KV, D);
+  v = gs_mb_cache_cat (b, v, KV, D);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  /* q and k are the cats' contiguous outputs. */
+  a.q_view = a.k_view = FALSE;
+  a.copy_q = a.copy_k = FALSE;
+  a.qk_fp32 = TRUE;
+  a.scale = GS_MB_SCALE_DIV;
+  a.mask = mask;
+  a.mask_per_query = TRUE;
+  a.softmax_fp32 = TRUE;
+  a.p_drop = c->p_attn;
+  gs_mg_host (g, GS_HOST_PY, 8);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  return gs_mg_linear (g, "dense", ctx, T, NH * D, H, -1, TRUE, FALSE);
+}
+
+/* PhiDecoderLayer: input_layernorm; the attention and the MLP (fc1,
+ * hidden_act, fc2) both on its output; resid_dropout on each; attn + mlp
+ * + residual. */
+static int
+phi_layer (GsMb *b, int i, int h, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, "model.layers.%d", i);
+  gs_mg_module (g);
+  gs_mb_scope (b, i, "model.layers.%d.input_layernorm", i);
+  int x = gs_mg_layernorm (g, h, T, H);
+  int a = phi_attn (b, i, x, mask);
+  gs_mb_scope (b, i, "model.layers.%d", i);
+  a = gs_mg_dropout (g, a, T, H, c->p_resid, TRUE);
+  int m = linear_act_mlp (b, i, "model.layers.%d.mlp", "fc1", "fc2", x);
+  gs_mb_scope (b, i, "model.layers.%d", i);
+  m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+  a = gs_mg_pointwise (g, "add", GS_BW_PASS, a, m, T, H, 1, 0, FALSE);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
+}
+
+/* PhiForCausalLM (transformers 4.37): position ids, embed_tokens,
+ * embed_dropout, the 4-D causal mask, the layers, final_layernorm,
+ * lm_head with bias, logits.float(). */
+GsMbOut
+gs_mb_phi (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  int embed = model_start (b, "model", 1);
+  gs_mb_scope (b, -1, "model.embed_tokens");
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  gs_mb_scope (b, -1, "model.embed_dropout");
+  h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+  gs_mb_scope (b, -1, "model");
+  int mask = gs_mb_causal_mask_4d (b, b->generate, 0);
+  for (int i = 0; i < c->layers; i++)
+    h = phi_layer (b, i, h, mask);
+  gs_mb_scope (b, -1, "model.final_layernorm");
+  h = gs_mg_layernorm (g, h, T, H);
+  return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
 }

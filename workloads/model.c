@@ -352,7 +352,8 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
   gboolean learned = cfg->family == GS_HF_GPT2 || cfg->family == GS_HF_BERT
                      || cfg->family == GS_HF_ROBERTA
                      || cfg->family == GS_HF_OPT
-                     || cfg->family == GS_HF_GPT_NEO;
+                     || cfg->family == GS_HF_GPT_NEO
+                     || cfg->family == GS_HF_GPT_BIGCODE;
   if (learned && need > cfg->max_pos)
     {
       if (r->gen < cfg->max_pos && opt->at.seq != NULL)
@@ -390,10 +391,12 @@ build_forward (GsMb *b)
   gs_mg_host (b->g, GS_HOST_GRAPH, 1);     /* model(...) */
   switch (b->cfg->family)
     {
-    case GS_HF_GPT2: return gs_mb_gpt2 (b);
+    case GS_HF_GPT2:
+    case GS_HF_GPT_BIGCODE: return gs_mb_gpt2 (b);
     case GS_HF_GPT_NEO: return gs_mb_gpt_neo (b);
     case GS_HF_GPT_NEOX: return gs_mb_gpt_neox (b);
     case GS_HF_FALCON: return gs_mb_falcon (b);
+    case GS_HF_PHI: return gs_mb_phi (b);
     case GS_HF_OPT: return gs_mb_opt (b);
     case GS_HF_LLAMA:
     case GS_HF_MIXTRAL: return gs_mb_llama (b);
