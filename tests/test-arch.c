@@ -84,8 +84,8 @@ test_shipped_load (void)
       g_assert_cmpfloat (gs_arch_peak_flops (a, GS_DTYPE_FP32), >, 0);
       gpus++;
     }
-  g_assert_cmpuint (families, ==, 5);
-  g_assert_cmpuint (gpus, ==, 10);   /* 8 GPUs and 2 short names */
+  g_assert_cmpuint (families, ==, 6);
+  g_assert_cmpuint (gpus, ==, 16);   /* 14 GPUs and 2 short names */
 }
 
 static void
@@ -94,10 +94,13 @@ test_list (void)
   g_auto (GStrv) names = gs_arch_list (NULL);
   const char *want[] = { "a100", "a100-pcie-40gb", "a100-pcie-80gb",
                          "a100-sxm4-80gb", "h100", "h100-pcie",
-                         "h100-sxm5-80gb", "l4", "t4", "v100-pcie-32gb" };
+                         "h100-sxm5-80gb", "l4", "t4", "v100-pcie-32gb",
+                         "h200", "h200-nvl", "l40s", "rtx-4090", "a10",
+                         "rtx-3090" };
   for (guint i = 0; i < G_N_ELEMENTS (want); i++)
     g_assert_true (g_strv_contains ((const char *const *) names, want[i]));
   g_assert_false (g_strv_contains ((const char *const *) names, "sm80"));
+  g_assert_false (g_strv_contains ((const char *const *) names, "sm86"));
 }
 
 static void
@@ -180,6 +183,48 @@ static const Peak peaks[] = {
   { "h100-pcie", "fp64t", 51, 0 },
   { "h100-pcie", "fp16", 756, 1620 },
   { "h100-pcie", "fp8", 1513, 1620 },
+  /* Spec-only GPUs.  H200 datasheet, SXM (sparse / 2; the tensor peaks
+   * at 1.83 GHz as the H100 SXM5's) and NVL (at 1.545 GHz). */
+  { "h200", "fp32", 67, 0 },
+  { "h200", "fp64", 34, 0 },
+  { "h200", "fp64t", 67, 0 },
+  { "h200", "tf32", 494.5, 1830 },
+  { "h200", "fp16", 989.5, 1830 },
+  { "h200", "bf16", 989.5, 1830 },
+  { "h200", "fp8", 1979, 1830 },
+  { "h200", "int8", 1979, 1830 },
+  { "h200-nvl", "fp32", 60, 0 },
+  { "h200-nvl", "fp64", 30, 0 },
+  { "h200-nvl", "fp64t", 60, 0 },
+  { "h200-nvl", "tf32", 417.5, 1545 },
+  { "h200-nvl", "fp16", 835.5, 1545 },
+  { "h200-nvl", "fp8", 1670.5, 1545 },
+  { "l40s", "fp32", 91.6, 0 },           /* L40S datasheet (sparse / 2) */
+  { "l40s", "tf32", 183, 0 },
+  { "l40s", "fp16", 366.5, 0 },
+  { "l40s", "bf16", 366.5, 0 },
+  { "l40s", "fp8", 733, 0 },
+  { "l40s", "int8", 733, 0 },
+  /* Ada whitepaper, RTX 4090: FP16, BF16, FP8 and TF32 with FP32
+   * accumulate at half the L40S's rate per SM per clock; INT8 in full. */
+  { "rtx-4090", "fp32", 82.6, 0 },
+  { "rtx-4090", "tf32", 82.6, 0 },
+  { "rtx-4090", "fp16", 165.2, 0 },
+  { "rtx-4090", "bf16", 165.2, 0 },
+  { "rtx-4090", "fp8", 330.3, 0 },
+  { "rtx-4090", "int8", 660.6, 0 },
+  { "a10", "fp32", 31.2, 0 },            /* A10 datasheet (dense) */
+  { "a10", "tf32", 62.5, 0 },
+  { "a10", "fp16", 125, 0 },
+  { "a10", "bf16", 125, 0 },
+  { "a10", "int8", 250, 0 },
+  /* GA102 whitepaper, RTX 3090: FP32 accumulate at half the A10's rate. */
+  { "rtx-3090", "fp32", 35.6, 0 },
+  { "rtx-3090", "fp64", 0.556, 0 },
+  { "rtx-3090", "tf32", 35.6, 0 },
+  { "rtx-3090", "fp16", 71, 0 },
+  { "rtx-3090", "bf16", 71, 0 },
+  { "rtx-3090", "int8", 284, 0 },
 };
 
 static double
@@ -225,6 +270,11 @@ test_tensor_support (void)
     { "a100-pcie-40gb", TRUE, TRUE, FALSE, TRUE },
     { "l4", TRUE, TRUE, TRUE, FALSE },
     { "h100-pcie", TRUE, TRUE, TRUE, TRUE },
+    { "h200", TRUE, TRUE, TRUE, TRUE },
+    { "a10", TRUE, TRUE, FALSE, FALSE },
+    { "rtx-3090", TRUE, TRUE, FALSE, FALSE },
+    { "l40s", TRUE, TRUE, TRUE, FALSE },
+    { "rtx-4090", TRUE, TRUE, TRUE, FALSE },
   };
   for (guint i = 0; i < G_N_ELEMENTS (t); i++)
     {
@@ -251,6 +301,8 @@ test_device_properties (void)
     { "a100-pcie-40gb", 167936, 166912, 1024, 2048 },
     { "l4", 102400, 101376, 1024, 1536 },
     { "h100-sxm5-80gb", 233472, 232448, 1024, 2048 },
+    { "a10", 102400, 101376, 1024, 1536 },
+    { "rtx-3090", 102400, 101376, 1024, 1536 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (t); i++)
     {
@@ -316,14 +368,15 @@ test_neusight_specs (void)
     }
 }
 
-/* The opaque mig group is well formed where it exists (A100s, H100s):
- * profiles within the GPU's slices, SMs within the GPU, fractions equal
- * to the memory slices taken. */
+/* The opaque mig group is well formed where it exists (A100s, H100s,
+ * H200s): profiles within the GPU's slices, SMs within the GPU, fractions
+ * equal to the memory slices taken. */
 static void
 test_mig_groups (void)
 {
   const char *names[] = { "a100-pcie-40gb", "a100-pcie-80gb",
-                          "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie" };
+                          "a100-sxm4-80gb", "h100-sxm5-80gb", "h100-pcie",
+                          "h200", "h200-nvl" };
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
       g_autoptr (GsArch) a = load_ok (names[i]);

@@ -13,11 +13,13 @@
  *   smem limit  = floor(smem per SM / Sa)           (no limit when Sa = 0)
  *   blocks limit = max resident blocks per SM
  *   blocks per SM = the smallest limit.
- * Per family (sm70/sm75/sm80/sm89/sm90 files):
+ * Per family (sm70/sm75/sm80/sm86/sm89/sm90 files):
  *   V100: 64 warps, 32 blocks, 96 KiB = 98304 B, reserved 0, unit 256
  *   T4:   32 warps, 16 blocks, 64 KiB = 65536 B, reserved 0, unit 256
  *   A100: 64 warps, 32 blocks, 164 KiB = 167936 B, reserved 1024, unit 128
  *   L4:   48 warps, 24 blocks, 100 KiB = 102400 B, reserved 1024, unit 128
+ *   A10:  48 warps, 16 blocks, 100 KiB = 102400 B, reserved 1024, unit 128
+ *         (sm86: the L4's limits but 16 resident blocks)
  *   H100: 64 warps, 32 blocks, 228 KiB = 233472 B, reserved 1024, unit 128
  */
 #include "config.h"
@@ -101,6 +103,22 @@ static const Case cases[] = {
   { "v100-pcie-32gb", 1056, 16, 0, 0, 0 },
   /* 27. More shared memory than the 96 KiB opt-in limit. */
   { "v100-pcie-32gb", 128, 32, 98305, 0, 0 },
+  /* 28. W=1: warps 48; Rw=512: 32 per part -> 128; blocks 16.  -> 16
+   *     (blocks; the L4 holds 24, case 16). */
+  { "a10", 32, 16, 0, 16, B },
+  /* 29. W=2: warps 24; Rw=1024: 16 per part -> 64 warps -> 32; blocks
+   *     16.  -> 16 (blocks). */
+  { "rtx-3090", 64, 32, 0, 16, B },
+  /* 30. W=4: warps 12; Rw=2048: 8 per part -> 32 warps -> 8;
+   *     Sa=49152+1024=50176: 102400/50176=2.04 -> 2 (shared memory). */
+  { "a10", 128, 64, 49152, 2, S },
+  /* 31. 99 KiB: Sa=101376+1024=102400 = the whole SM -> 1. */
+  { "a10", 128, 32, 101376, 1, S },
+  /* 32. One byte past the 99 KiB opt-in limit. */
+  { "a10", 128, 32, 101377, 0, 0 },
+  /* 33. W=24: warps 48/24=2; Rw=1024: 16 per part -> 64 warps -> 2.
+   *     -> 2, warps and registers tie. */
+  { "rtx-3090", 768, 32, 0, 2, W | R },
 };
 
 static void
