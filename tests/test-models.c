@@ -9,6 +9,7 @@
  */
 #include "config.h"
 #include "tests/testlib.h"
+#include "workloads/gemm.h"
 #include "workloads/model.h"
 #include "src/report.h"
 #include "sim/arch.h"
@@ -1301,6 +1302,71 @@ test_gemma (void)
   assert_gemm (find_op (pd, 0, "layers.1.self_attn", "bmm"), 8, 1, 17, 32);
   g_assert_cmpint (gs_op_elems (find_op (pd, 2, "layers.0.self_attn",
                                          "cat")), ==, 2 * 2 * 8 * 32);
+}
+
+/* scaled_dot_product_attention on compute capability 8.6 to 8.9 (sm86,
+ * sm89): inputs that need gradients do not get FlashAttention-2 for heads
+ * of 193 to 224 dimensions, or of more than 224 with dropout (PyTorch's
+ * sdp_utils.cpp); they get the memory-efficient kernels.  Inference, and
+ * sm80 and sm90, keep FlashAttention-2; a request for flash2 itself is
+ * refused. */
+static void
+test_sdpa_training_sm86_89 (void)
+{
+  g_autoptr (GsArch) a10 = arch_or_skip ("a10");
+  g_autoptr (GsArch) l4 = arch_or_skip ("l4");
+  g_autoptr (GsArch) a100 = arch_or_skip ("a100-pcie-40gb");
+  if (a10 == NULL || l4 == NULL || a100 == NULL)
+    return;
+  g_assert_cmpint (a10->compute_capability, ==, 86);
+  struct {
+    const char *file;
+    const GsArch *arch;
+    const char *mode;
+    GsAttnImpl want;
+  } t[] = {
+    { "tiny-llama-hd208.json", a10, "training", GS_ATTN_MEM_EFF },
+    { "tiny-llama-hd208.json", l4, "training", GS_ATTN_MEM_EFF },
+    { "tiny-llama-hd208.json", a10, "inference", GS_ATTN_FLASH2 },
+    { "tiny-llama-hd208.json", a100, "training", GS_ATTN_FLASH2 },
+    { "tiny-llama-hd256-dropout.json", a10, "training", GS_ATTN_MEM_EFF },
+    { "tiny-llama-hd256-dropout.json", a10, "inference", GS_ATTN_FLASH2 },
+    { "tiny-llama-hd256-dropout.json", a100, "training", GS_ATTN_FLASH2 },
+    /* 128 dimensions: FlashAttention-2 trains everywhere. */
+    { "tiny-llama.json", a10, "training", GS_ATTN_FLASH2 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (t); i++)
+    {
+      g_autofree char *file = fixture (t[i].file);
+      Req r = { .batch = 1, .seq = 16, .mode = t[i].mode,
+                .attention = "sdpa", .dtype = GS_DTYPE_BF16 };
+      g_autoptr (GsModelPlan) p = plan_ok (file, &r, t[i].arch);
+      guint n = 0;
+      for (guint j = 0; j < p->ops->len; j++)
+        if (op_at (p, j)->kind == GS_OP_ATTENTION)
+          {
+            g_assert_cmpint (op_at (p, j)->attn, ==, t[i].want);
+            n++;
+          }
+      g_assert_cmpuint (n, >=, 1);
+    }
+  /* Without dropout 256 dimensions train with FlashAttention-2. */
+  g_assert_true (gs_flash2_trains (a10, 256, FALSE));
+  g_assert_false (gs_flash2_trains (a10, 256, TRUE));
+  g_assert_false (gs_flash2_trains (l4, 193, FALSE));
+  g_assert_true (gs_flash2_trains (a10, 192, TRUE));
+  g_assert_true (gs_flash2_trains (a100, 224, TRUE));
+  /* --attention flash2 in training: refused. */
+  g_autofree char *file = fixture ("tiny-llama-hd208.json");
+  Req f = { .batch = 1, .seq = 16, .mode = "training",
+            .attention = "flash2", .dtype = GS_DTYPE_BF16 };
+  GsWorkloadOptions o = options (&f);
+  GError *error = NULL;
+  GsModelPlan *p = gs_model_plan (file, &o, a10, &error);
+  g_assert_null (p);
+  g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
+  g_assert_nonnull (strstr (error->message, "no backward for heads of 208"));
+  g_error_free (error);
 }
 
 /* Phi-3: one qkv_proj GEMM of (heads + 2 kv_heads) x head_dim columns
@@ -3684,6 +3750,8 @@ main (int argc, char **argv)
   g_test_add_func ("/models/runtime/compiled-backward-time",
                    test_compiled_backward_time);
   g_test_add_func ("/models/runtime/compiled-sdpa", test_compiled_sdpa);
+  g_test_add_func ("/models/attention/sdpa-training-sm86-89",
+                   test_sdpa_training_sm86_89);
   g_test_add_func ("/models/runtime/attention", test_attention_impl);
   g_test_add_func ("/models/dtypes", test_dtypes);
   g_test_add_func ("/models/host/costs", test_host_costs);

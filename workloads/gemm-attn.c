@@ -385,6 +385,15 @@ gs_flash2_runs (const GsArch *arch, GsDtype dtype, int64_t head_dim)
 }
 
 gboolean
+gs_flash2_trains (const GsArch *arch, int64_t head_dim, gboolean dropout)
+{
+  if (arch == NULL || arch->compute_capability < 86
+      || arch->compute_capability > 89)
+    return TRUE;
+  return !(head_dim > 192 && (head_dim <= 224 || dropout));
+}
+
+gboolean
 gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
                          const GsOp *op, GArray *kernels, GError **error)
 {

@@ -333,6 +333,17 @@ gboolean gs_gemm_build_attention (const GsArch *arch, const GsGemmParams *p,
  * to the memory-efficient kernels otherwise. */
 gboolean gs_flash2_runs (const GsArch *arch, GsDtype dtype, int64_t head_dim);
 
+/* Does FlashAttention-2's backward run heads of HEAD_DIM (with attention
+ * dropout when DROPOUT) on ARCH (NULL: any)?  Not on compute capability
+ * 8.6 to 8.9, whose blocks get 99 KB of shared memory, for heads of 193
+ * to 224 dimensions, or of more than 224 with dropout: flash-attention's
+ * mha_bwd refuses them there, and PyTorch's scaled_dot_product_attention
+ * does not pick FlashAttention for inputs that need gradients
+ * (sdp_utils.cpp, check_requires_grad_and_head_dim_gt192_constraints_on_
+ * sm86_89). */
+gboolean gs_flash2_trains (const GsArch *arch, int64_t head_dim,
+                           gboolean dropout);
+
 /* Shape of a GEMM op (rows, cols, depth, batch, dtype, layout, bias). */
 void gs_gemm_shape_from_op (const GsOp *op, GsGemmShape *s);
 

@@ -314,6 +314,36 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                                                             : r->dtype,
                               cfg->head_dim)
               ? GS_ATTN_FLASH2 : GS_ATTN_MEM_EFF;
+  /* Training on sm86 to sm89: no FlashAttention-2 backward for some head
+   * sizes; scaled_dot_product_attention then picks the memory-efficient
+   * kernels, and flash_attention_2 itself fails in the backward. */
+  gboolean dropout = cfg->p_attn > 0;
+  if (r->sdpa && r->training && r->attn == GS_ATTN_FLASH2
+      && !gs_flash2_trains (arch, cfg->head_dim, dropout))
+    r->attn = GS_ATTN_MEM_EFF;
+  if (r->attn == GS_ATTN_FLASH2 && r->training
+      && cfg->head_dim <= GS_FLASH2_MAX_HEAD_DIM
+      && !gs_flash2_trains (arch, cfg->head_dim, dropout))
+    {
+      g_autofree char *at = opt->at.attention
+        ? g_strdup_printf (" (%s)", opt->at.attention) : g_strdup ("");
+      g_autofree char *other = setting_remedy (opt->at.attention,
+                                               "attention", "mem_eff",
+                                               "sdpa");
+      g_autofree char *drop = dropout
+        ? g_strdup_printf (" with attention dropout (%g)", cfg->p_attn)
+        : g_strdup ("");
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: attention flash2%s: training on %s (compute "
+                   "capability %d.%d): FlashAttention-2 has no backward for "
+                   "heads of %d dimensions%s on compute capability 8.6 to "
+                   "8.9 (193 to 224, or more with dropout); use %s",
+                   cfg->file, at, arch->name,
+                   arch->compute_capability / 10,
+                   arch->compute_capability % 10, cfg->head_dim, drop,
+                   other);
+      return FALSE;
+    }
   if (r->attn == GS_ATTN_FLASH2 && cfg->head_dim > GS_FLASH2_MAX_HEAD_DIM)
     {
       g_autofree char *at = opt->at.attention
