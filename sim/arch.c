@@ -419,6 +419,7 @@ gs_arch_free (GsArch *a)
   gs_params_clear (arch_params, G_N_ELEMENTS (arch_params), a);
   gs_params_clear (cal_params, G_N_ELEMENTS (cal_params), a);
   g_free (a->file);
+  g_free (a->cal_of);
   gs_cfg_chain_free (a->chain);
   g_free (a);
 }
@@ -431,6 +432,7 @@ gs_arch_copy (const GsArch *src)
   gs_params_copy_strings (arch_params, G_N_ELEMENTS (arch_params), a);
   gs_params_copy_strings (cal_params, G_N_ELEMENTS (cal_params), a);
   a->file = g_strdup (src->file);
+  a->cal_of = g_strdup (src->cal_of);
   a->chain = src->chain ? gs_cfg_chain_ref (src->chain) : NULL;
   return a;
 }
@@ -600,6 +602,18 @@ gs_arch_load_file (const char *file, GError **error)
     if (config_lookup (gs_cfg_chain_nth (chain, i), "calibration.clock_mhz"))
       a->spec_clock = FALSE;
   a->abstract = FALSE;   /* a base file's own, not inherited */
+  /* A calibration group from a base file: the GPU that file describes. */
+  for (guint i = 0; i < gs_cfg_chain_length (chain); i++)
+    {
+      config_t *cfg = gs_cfg_chain_nth (chain, i);
+      if (config_lookup (cfg, "calibration") == NULL)
+        continue;
+      const char *base_name = NULL;
+      if (i > 0 && config_lookup_string (cfg, "name", &base_name)
+          && g_strcmp0 (base_name, a->name) != 0)
+        a->cal_of = g_strdup (base_name);
+      break;
+    }
   a->chain = gs_cfg_chain_ref (chain);
   if (!gs_arch_validate (a, error))
     {

@@ -37,6 +37,9 @@ struct GsArch {
   char *full_name;         /* marketing name */
   char *family;            /* volta, turing, ampere, ada, hopper */
   char *file;              /* the file it was loaded from */
+  char *cal_of;            /* the GPU (a base file's name) whose
+                            * calibration group this one inherits; NULL
+                            * where the file has its own or none */
   gboolean abstract;       /* a base file, not a GPU */
   int compute_capability;  /* major*10 + minor, e.g. 80 */
 

@@ -340,7 +340,10 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
                  dram, a->dram_bandwidth_gbs);
       fputs (" in use)", out);
     }
-  if (a->cal.source && *a->cal.source)
+  if (a->cal.source && *a->cal.source && a->cal_of)
+    fprintf (out, "; calibration of %s: %s (%s)", a->cal_of, a->cal.source,
+             a->cal.date ? a->cal.date : "undated");
+  else if (a->cal.source && *a->cal.source)
     fprintf (out, "; calibrated from %s (%s)", a->cal.source,
              a->cal.date ? a->cal.date : "undated");
   else
@@ -667,6 +670,11 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   json_builder_add_double_value (b, gs_gpu_dram_bandwidth_gbs (gpu));
   json_builder_set_member_name (b, "calibrated");
   json_builder_add_boolean_value (b, a->cal.source && *a->cal.source);
+  if (a->cal.source && *a->cal.source && a->cal_of)
+    {
+      json_builder_set_member_name (b, "calibration_of");
+      json_builder_add_string_value (b, a->cal_of);
+    }
   if (prog->model)
     {
       json_builder_set_member_name (b, "model");

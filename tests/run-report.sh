@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..16"
+echo "1..17"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -223,4 +223,18 @@ if sed -n 3p "$tmp/moe.txt" | grep -q ', routing identical (every token picks th
   echo "ok 16 MoE routing in the header and the JSON"
 else
   echo "not ok 16 MoE routing"; sed -n 1,4p "$tmp/moe.txt" | sed 's/^/# /'
+fi
+
+# 17. A GPU whose file runs with a base GPU's calibration (the H200, on
+# the H100 SXM5's) says whose, in the header and the JSON; a GPU with its
+# own calibration names none.
+"$GPUSIM" run tests/data/models/tiny-mixtral.json --arch h200 --seq 16 > "$tmp/h200.txt"
+"$GPUSIM" run tests/data/models/tiny-mixtral.json --arch h200 --seq 16 --format json > "$tmp/h200.json"
+if sed -n 2p "$tmp/h200.txt" | grep -q 'DRAM 4800 GB/s; calibration of h100-sxm5-80gb: kernels.csv.gz (device h100-sxm5-80gb)' &&
+   [ "$("$J" "$tmp/h200.json" calibration_of)" = h100-sxm5-80gb ] &&
+   [ "$("$J" "$tmp/h200.json" calibrated)" = true ] &&
+   ! grep -q calibration_of "$tmp/moe.json"; then
+  echo "ok 17 inherited calibration named in the header and the JSON"
+else
+  echo "not ok 17 inherited calibration"; sed -n 1,3p "$tmp/h200.txt" | sed 's/^/# /'
 fi

@@ -368,6 +368,35 @@ test_neusight_specs (void)
     }
 }
 
+/* The H200s are the H100 SXM5's GH100 with other memory: they run with
+ * its calibration (cal_of names it) at its sustained clock (the NVL's
+ * moved with its boost clock), with their own DRAM and MIG profiles; a
+ * GPU with its own calibration, or none, has no cal_of. */
+static void
+test_calibration_of (void)
+{
+  g_autoptr (GsArch) h100 = load_ok ("h100-sxm5-80gb");
+  g_autoptr (GsArch) h200 = load_ok ("h200");
+  g_autoptr (GsArch) nvl = load_ok ("h200-nvl");
+  g_autoptr (GsArch) l4 = load_ok ("l4");
+  g_autoptr (GsArch) l40s = load_ok ("l40s");
+  g_assert_null (h100->cal_of);
+  g_assert_null (l4->cal_of);
+  g_assert_null (l40s->cal_of);
+  g_assert_cmpstr (h200->cal_of, ==, "h100-sxm5-80gb");
+  g_assert_cmpstr (nvl->cal_of, ==, "h100-sxm5-80gb");
+  g_assert_cmpstr (h200->cal.source, ==, h100->cal.source);
+  g_assert_cmpfloat (gs_arch_clock_mhz (h200), ==, gs_arch_clock_mhz (h100));
+  g_assert_cmpfloat (fabs (gs_arch_clock_mhz (nvl)
+                           - gs_arch_clock_mhz (h100) * 1785 / 1980), <,
+                     1e-9);
+  g_assert_false (h200->spec_clock);
+  g_assert_cmpfloat (h200->dram_bandwidth_gbs, ==, 4800);
+  g_assert_cmpfloat (h200->cal.dram_eff, ==, h100->cal.dram_eff);
+  g_assert_cmpfloat (h200->dram_gib, ==, 141);
+  g_assert_cmpstr (h200->dram_type, ==, "HBM3e");
+}
+
 /* The opaque mig group is well formed where it exists (A100s, H100s,
  * H200s): profiles within the GPU's slices, SMs within the GPU, fractions
  * equal to the memory slices taken. */
@@ -626,6 +655,7 @@ main (int argc, char **argv)
   g_test_add_func ("/arch/neusight-specs", test_neusight_specs);
   g_test_add_func ("/arch/mig-groups", test_mig_groups);
   g_test_add_func ("/arch/inheritance", test_inheritance);
+  g_test_add_func ("/arch/calibration-of", test_calibration_of);
   g_test_add_func ("/arch/unknown-key", test_unknown_key);
   g_test_add_func ("/arch/malformed", test_malformed);
   g_test_add_func ("/arch/bad-sizes", test_bad_sizes);
