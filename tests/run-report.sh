@@ -173,10 +173,10 @@ fi
 
 # 13. A spec-only GPU runs at its estimated sustained clock, and the header
 # says so beside the boost clock; a calibrated one says nothing of it.
-"$GPUSIM" run examples/saxpy.workload --arch a100 > "$tmp/spec.txt"
+"$GPUSIM" run examples/saxpy.workload --arch l40s > "$tmp/spec.txt"
 "$GPUSIM" run examples/saxpy.workload --arch h100 > "$tmp/cal.txt"
-if sed -n 3p "$tmp/spec.txt" | grep -qx '  clock: the sustained clock estimated from 400 W of board power (boost 1410 MHz; gpusim-arch(5))' &&
-   ! sed -n 2p "$tmp/spec.txt" | grep -q ' at 1410 MHz' &&
+if sed -n 3p "$tmp/spec.txt" | grep -qx '  clock: the sustained clock estimated from 350 W of board power (boost 2520 MHz; gpusim-arch(5))' &&
+   ! sed -n 2p "$tmp/spec.txt" | grep -q ' at 2520 MHz' &&
    ! grep -q 'clock: ' "$tmp/cal.txt"; then
   echo "ok 13 spec-only header: $(sed -n 2p "$tmp/spec.txt" | cut -d, -f1 | sed 's/^ *//')"
 else
