@@ -4,6 +4,7 @@
 #include "calibrate/fit.h"
 #include "sim/error.h"
 #include "workloads/library.h"
+#include "workloads/mem-model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -215,6 +216,32 @@ learn_clock (GsFitSpec *spec, GPtrArray *donors)
   spec->clock.x0 = slot ? exp (log_x0 / slot) : 0;
 }
 
+/* The DRAM efficiency of the donors fitted from measured memory-bound
+ * ops, the median per memory technology (a technology no such donor has
+ * keeps the shipped rule's value). */
+static void
+learn_mem (GsFitSpec *spec, GPtrArray *donors)
+{
+  spec->mem = *gs_arch_mem_rule ();
+  g_autoptr (GArray) hbm = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) other = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint i = 0; i < donors->len; i++)
+    {
+      const GsArch *a = donors->pdata[i];
+      GsMemParams p;
+      if (!(a->cal.dram_eff > 0) || !gs_mem_params_load (&p, a, NULL)
+          || p.rows == 0)
+        continue;
+      gboolean is_hbm = a->dram_type && g_str_has_prefix (a->dram_type,
+                                                          "HBM");
+      g_array_append_val (is_hbm ? hbm : other, a->cal.dram_eff);
+    }
+  if (hbm->len)
+    spec->mem.hbm = median (hbm);
+  if (other->len)
+    spec->mem.other = median (other);
+}
+
 GsFitSpec *
 gs_fit_spec_new (GPtrArray *donors, const GsMeasureSet *set, GError **error)
 {
@@ -230,6 +257,7 @@ gs_fit_spec_new (GPtrArray *donors, const GsMeasureSet *set, GError **error)
   spec->rule_rows = g_array_new (FALSE, FALSE, sizeof (guint));
   spec->rule_of = g_array_new (FALSE, FALSE, sizeof (guint));
   learn_clock (spec, donors);
+  learn_mem (spec, donors);
 
   g_autoptr (GHashTable) effs = values_new ();
   GArray *over[GS_GEMM_CLASS_COUNT];
@@ -345,6 +373,8 @@ gs_fit_spec_format (const GsFitSpec *s)
   g_string_append_printf (out, "/* sim/arch.c */\nstatic const GsClockRule "
                           "clock_rule = { %.3f, %.1f, %.2f, 1.0 / 3 };\n\n",
                           s->clock.ratio, s->clock.slot_w, s->clock.x0);
+  g_string_append_printf (out, "static const GsMemRule mem_rule = { %.3f, "
+                          "%.3f };\n\n", s->mem.hbm, s->mem.other);
   g_string_append (out, "/* workloads/gemm-spec.c */\n"
                         "static const GsGemmSpecEff spec_eff[] = {\n");
   for (guint i = 0; i < s->eff->len; i++)
@@ -453,6 +483,7 @@ gs_fit_spec_leave_out (GPtrArray *gpus, guint g, const GsMeasureSet *set,
     return FALSE;
   g_autoptr (GsArch) before = gs_fit_spec_arch (cal, NULL);
   g_autoptr (GsArch) after = gs_fit_spec_arch (cal, &spec->clock);
+  after->cal.dram_eff = gs_arch_spec_dram_eff (after, &spec->mem);
   g_autoptr (GsGemmParams) pb = gs_gemm_params_new ();
   g_autoptr (GsGemmParams) pa = gs_gemm_params_new ();
   gs_gemm_params_spec (pa, after, &spec->gemm);

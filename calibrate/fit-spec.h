@@ -35,6 +35,7 @@
 typedef struct {
   GsGemmSpec gemm;         /* its tables point into eff and rules */
   GsClockRule clock;
+  GsMemRule mem;
   GArray *eff;             /* GsGemmSpecEff (tags owned) */
   GArray *rules;           /* GsGemmSpecRule (strings owned) */
   /* Per rule: how many of its library's shapes took it, of how many. */

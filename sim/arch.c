@@ -758,10 +758,30 @@ gs_arch_issue_eff (const GsArch *a)
   return a->cal.issue_eff > 0 ? a->cal.issue_eff : 1.0;
 }
 
+static const GsMemRule mem_rule = { 0.896, 0.763 };
+
+const GsMemRule *
+gs_arch_mem_rule (void)
+{
+  return &mem_rule;
+}
+
+double
+gs_arch_spec_dram_eff (const GsArch *a, const GsMemRule *r)
+{
+  gboolean hbm = a->dram_type && g_str_has_prefix (a->dram_type, "HBM");
+  return hbm ? r->hbm : r->other;
+}
+
 double
 gs_arch_dram_eff (const GsArch *a)
 {
-  return a->cal.dram_eff > 0 ? a->cal.dram_eff : 1.0;
+  if (a->cal.dram_eff > 0)
+    return a->cal.dram_eff;
+  /* A real GPU's spec sheet (a board power given; the teaching GPU's
+   * round numbers stay). */
+  return a->spec_clock && a->tdp_w > 0 ? gs_arch_spec_dram_eff (a, &mem_rule)
+                                       : 1.0;
 }
 
 double

@@ -167,6 +167,21 @@ typedef struct {
 } GsClockRule;
 
 const GsClockRule *gs_arch_clock_rule (void);
+
+/* The DRAM efficiency of a GPU whose memory was never fitted, from its
+ * memory technology: the median over the GPUs fitted from measured
+ * memory-bound ops with the same technology (HBM; GDDR and the rest), as
+ * `gpusim calibrate` transfers it to a GPU measured on GEMMs alone.
+ * Learned by calibrate/fit-spec.c from the calibrated arch files. */
+typedef struct {
+  double hbm;              /* fraction of the datasheet bandwidth, HBM */
+  double other;            /* GDDR and the rest */
+} GsMemRule;
+
+const GsMemRule *gs_arch_mem_rule (void);
+/* ARCH's DRAM efficiency under RULE from its spec sheet (its calibrated
+ * one ignored). */
+double gs_arch_spec_dram_eff (const GsArch *arch, const GsMemRule *rule);
 /* ARCH's sustained clock under RULE from its spec sheet, MHz (its calibrated
  * clock ignored). */
 double gs_arch_spec_clock_mhz (const GsArch *arch, const GsClockRule *rule);
@@ -184,6 +199,8 @@ double gs_arch_dram_bw (const GsArch *arch);        /* bytes/s, nominal */
 double gs_arch_l2_bw (const GsArch *arch);          /* bytes/s, nominal */
 /* Effective (calibrated) fractions, 1 when not calibrated. */
 double gs_arch_issue_eff (const GsArch *arch);
+/* The calibrated DRAM efficiency, else for a GPU from a spec sheet
+ * (spec_clock, a board power given) gs_arch_spec_dram_eff's, else 1. */
 double gs_arch_dram_eff (const GsArch *arch);
 double gs_arch_l2_eff (const GsArch *arch);
 

@@ -1422,6 +1422,9 @@ test_spec_tables (void)
   g_assert_cmpfloat_with_epsilon (c->x0, d->clock.x0, 5e-3);
   g_assert_cmpfloat (c->slot_w, ==, d->clock.slot_w);
   g_assert_cmpfloat (c->exponent, ==, d->clock.exponent);
+  const GsMemRule *m = gs_arch_mem_rule ();
+  g_assert_cmpfloat_with_epsilon (m->hbm, d->mem.hbm, 5e-4);
+  g_assert_cmpfloat_with_epsilon (m->other, d->mem.other, 5e-4);
   const GsGemmSpec *s = gs_gemm_spec ();
   g_assert_cmpuint (s->n_eff, ==, d->gemm.n_eff);
   for (guint i = 0; i < s->n_eff; i++)
@@ -1450,6 +1453,39 @@ test_spec_tables (void)
     }
 }
 
+/* A GPU known from its spec sheet streams at the DRAM efficiency the
+ * fitted GPUs of its memory technology reach (HBM: the A100s' and the
+ * V100's median; GDDR: the L4's and the T4's), not at the datasheet
+ * figure; a calibrated GPU at its own, one on a sibling's calibration at
+ * the sibling's, the teaching GPU (no board power) at the datasheet's. */
+static void
+test_spec_dram_eff (void)
+{
+  const GsMemRule *m = gs_arch_mem_rule ();
+  g_assert_cmpfloat (m->hbm, >, 0.85);
+  g_assert_cmpfloat (m->hbm, <, 0.95);
+  g_assert_cmpfloat (m->other, >, 0.70);
+  g_assert_cmpfloat (m->other, <, m->hbm);
+  g_autoptr (GsArch) l40s = gs_test_arch ("l40s");
+  g_assert_cmpfloat (gs_arch_dram_eff (l40s), ==, m->other);
+  g_autoptr (GsArch) h100 = gs_test_arch ("h100-sxm5-80gb");
+  g_assert_cmpfloat (gs_arch_dram_eff (h100), ==, h100->cal.dram_eff);
+  g_autoptr (GsArch) h200 = gs_test_arch ("h200");
+  g_assert_cmpfloat (gs_arch_dram_eff (h200), ==, h100->cal.dram_eff);
+  /* An HBM GPU without calibration: the H100 SXM5 with its calibration
+   * scalars cleared, as a spec sheet would give it (spec_clock, a board
+   * power). */
+  g_autoptr (GsArch) spec = gs_fit_spec_arch (h100, gs_arch_clock_rule ());
+  spec->spec_clock = TRUE;
+  spec->cal.clock_mhz = 0;
+  g_assert_cmpfloat (gs_arch_dram_eff (spec), ==, m->hbm);
+  const char *src = g_getenv ("GS_SRCDIR");
+  g_autofree char *file = g_build_filename (src ? src : ".", "examples",
+                                            "arch", "teaching-gpu.cfg", NULL);
+  g_autoptr (GsArch) t = gs_test_arch (file);
+  g_assert_cmpfloat (gs_arch_dram_eff (t), ==, 1.0);
+}
+
 /* The first kernel a GEMM of rows x cols x depth, batched, lowers to. */
 static char *
 first_kernel (const GsArch *a, const GsGemmParams *p, int64_t rows,
@@ -1465,18 +1501,19 @@ first_kernel (const GsArch *a, const GsGemmParams *p, int64_t rows,
 }
 
 /* A batched fp32 GEMM on an Ampere GPU known from its spec sheet alone
- * (the A10) launches the 128x128 tile, as cuBLAS did on the
- * measured A100s and the L4 (kernels.csv: B = 16384 of 384 x 384 x 64,
- * 34.5 ms on the A100 40GB's ampere_sgemm_128x128_nn); the heuristic
- * alone picks a tile that fits the 64 output columns better.  A Turing
- * GPU gets no rule: its library chose no one kernel. */
+ * (the A100 PCIe 40GB with its calibration cut off, at the datasheet
+ * bandwidth) launches the 128x128 tile, as cuBLAS did on the measured
+ * A100s and the L4 (kernels.csv: B = 16384 of 384 x 384 x 64, 34.5 ms on
+ * the A100 40GB's ampere_sgemm_128x128_nn); the heuristic alone picks a
+ * tile that fits the 64 output columns better.  A Turing GPU gets no
+ * rule: its library chose no one kernel. */
 static void
 test_spec_batched_rule (void)
 {
-  g_autoptr (GsArch) a = gs_test_arch ("a10");
+  g_autoptr (GsArch) a100 = gs_test_arch ("a100-pcie-40gb");
+  g_autoptr (GsArch) a = gs_fit_spec_arch (a100, gs_arch_clock_rule ());
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
-  GError *error = NULL;
-  g_assert_true (gs_gemm_params_load (p, a, &error));
+  gs_gemm_params_spec (p, a, gs_gemm_spec ());
   g_autofree char *ruled = first_kernel (a, p, 384, 64, 384, 16384);
   g_assert_cmpstr (ruled, ==, "ampere_sgemm_128x128_nn");
   g_hash_table_remove_all (p->trees);
@@ -1598,6 +1635,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/residuals", test_residuals);
   g_test_add_func ("/gemm/residual-rule", test_residual_rule);
   g_test_add_func ("/gemm/spec-tables", test_spec_tables);
+  g_test_add_func ("/gemm/spec-dram-eff", test_spec_dram_eff);
   g_test_add_func ("/gemm/spec-batched-rule", test_spec_batched_rule);
   g_test_add_func ("/gemm/spec-clock", test_spec_clock);
   g_test_add_func ("/gemm/spec-leave-one-out", test_spec_leave_one_out);
