@@ -279,6 +279,11 @@ test_bad_requests (void)
       "fp16" },
     { "tiny-gpt2.json", { .dtype = GS_DTYPE_INT8 }, GS_ERROR_USAGE, "int8" },
     { "tiny-switch.json", { .moe = "dense" }, GS_ERROR_USAGE, "harness" },
+    { "tiny-bloom.json", { .attention = "sdpa", .dtype = GS_DTYPE_BF16 },
+      GS_ERROR_PREDICT, "attention sdpa: the model's attention adds ALiBi "
+      "biases" },
+    { "tiny-bloom.json", { .attention = "flash2", .dtype = GS_DTYPE_BF16 },
+      GS_ERROR_PREDICT, "use --attention eager" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -349,7 +354,10 @@ typedef struct {
  *         matmul[clone v, bmm], contiguous, dense, fc1, gelu_new x8,
  *         fc2, add, add (in half precision five casts more)         = 38
  *  bigcode ln, c_attn, q reshape clone, baddbmm, where, softmax, bmm,
- *         c_proj, add, ln, c_fc, gelu, c_proj, add (multi_query)    = 14 */
+ *         c_proj, add, ln, c_fc, gelu, c_proj, add (multi_query)    = 14
+ *  bloom  ln, query_key_value, reshape clones of q, k, v, copy_ of the
+ *         alibi, baddbmm, masked_fill, softmax, bmm, contiguous, dense,
+ *         add, ln, dense_h_to_4h, BloomGelu x9, dense_4h_to_h, add = 26 */
 static const LayerCase layer_cases[] = {
   { "tiny-gpt2.json", 0, 27, 6 },
   { "tiny-gpt2.json", 1, 27, 6 },
@@ -369,6 +377,7 @@ static const LayerCase layer_cases[] = {
   { "tiny-stablelm.json", 1, 36, 9 },
   { "tiny-phi.json", 1, 38, 8 },
   { "tiny-bigcode.json", 1, 14, 6 },
+  { "tiny-bloom.json", 1, 26, 6 },
 };
 
 static void
@@ -1906,6 +1915,14 @@ test_published_params (void)
      * head, the head tied to wte; bigcode/starcoderbase-1b, published
      * as 1B */
     { "starcoderbase-1b.json", 1137207296LL, 1e9, 0, 0.5e9 },
+    /* 250880 x 1024 + 2 x 1024 + 24 x (1024 x 3072 + 3072 + 1024 x 1024
+     * + 1024 + 1024 x 4096 + 4096 + 4096 x 1024 + 1024 + 4 x 1024) + 2 x
+     * 1024: biases everywhere, the head tied; bigscience/bloom-560m's card
+     * gives exactly this, 559,214,592 */
+    { "bloom-560m.json", 559214592LL, 0.559e9, 0 },
+    /* The same sizes for 4096 wide and 30 layers; the card gives
+     * 7,069,016,064 */
+    { "bloom-7b1.json", 7069016064LL, 7.07e9, 0 },
     /* 2 x 151936 x 2048 + 48 x (2048 x (4096 + 2 x 512) + 4096 x 2048
      * + 2 x 128 + 2 x 2048 + 2048 x 128 + 128 x 3 x 2048 x 768) + 2048;
      * published as 30.5B (one decimal) */
@@ -2423,6 +2440,38 @@ test_falcon (void)
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     assert_layer_ops (cases[i].file, &r, 1, cases[i].ops);
 
+  /* ALiBi (falcon-rw's kind: alibi, per-head K/V, serial, bias): no
+   * rotary embedding; q @ k^T, the scores to fp32, + alibi, *= 1/sqrt(d),
+   * + the mask, back to bf16 for the softmax; build_alibi_tensor before
+   * the layers from torch.ones, no position ids. */
+  {
+    g_autoptr (GsModelPlan) pa = plan_fixture ("tiny-falcon-rw.json", &r);
+    g_autofree char *names = layer_op_names (pa, 1, -1);
+    g_test_message ("tiny-falcon-rw.json: %s", names);
+    g_assert_cmpstr (names, ==,
+                     "native_layer_norm mm add clone clone bmm _to_copy add "
+                     "mul_ add _to_copy _softmax clone bmm contiguous mm add "
+                     "add native_layer_norm mm add gelu mm add add");
+    g_autofree char *pre = layer_op_names (pa, -1, -1);
+    g_test_message ("tiny-falcon-rw.json outside the layers: %s", pre);
+    g_assert_true (g_str_has_prefix (pre, "embedding ones arange pow cumsum "
+                                          "sub mul mul _to_copy full "));
+    const GsOp *add = find_op (pa, 1, "h.0.self_attention", "add");
+    g_assert_cmpint (add->dtype, ==, GS_DTYPE_FP32);
+    g_assert_cmpint (gs_op_elems (add), ==, 2 * 4 * 16 * 16);
+    /* The attention dropout in training, on this path only. */
+    Req tr = { .batch = 2, .seq = 16, .mode = "training" };
+    g_autoptr (GsModelPlan) pat = plan_fixture ("tiny-falcon-rw.json", &tr);
+    g_assert_cmpuint (count_tagged (pat, "h.0.self_attention",
+                                    GS_PHASE_FORWARD, -1, "native_dropout"),
+                      ==, 1);
+    /* fp32 scores: no casts around the softmax. */
+    Req f32 = { .batch = 2, .seq = 16 };
+    g_autoptr (GsModelPlan) paf = plan_fixture ("tiny-falcon-rw.json", &f32);
+    g_assert_cmpuint (count_tagged (paf, "h.0.self_attention", -1, -1,
+                                    "_to_copy"), ==, 0);
+  }
+
   /* query_key_value's width: (heads + 2 x kv heads) x head_dim. */
   g_autoptr (GsModelPlan) p = plan_fixture ("tiny-falcon.json", &r);
   g_autoptr (GsModelPlan) pn = plan_fixture ("tiny-falcon-new.json", &r);
@@ -2662,6 +2711,126 @@ test_bigcode (void)
   g_assert_cmpuint (count_ops (pd, 0, -1, GS_OP_COPY, "clone"), ==, 0);
   g_autoptr (GsModelPlan) pmd = plan_fixture ("tiny-bigcode-mha.json", &dec);
   assert_gemm (find_op (pmd, 0, attn, "baddbmm"), 8, 1, 17, 16);
+}
+
+/* BLOOM (transformers 4.36, eager; B=2, S=16, hidden 64, 4 heads of 16):
+ * one query_key_value GEMM of 3 x 64 columns with its bias, q, k and v
+ * per-head slices copied by their reshapes (two sequences of 16), the
+ * ALiBi tensor copied into baddbmm's output, masked_fill with the bool
+ * mask, softmax in fp32 between casts (bf16 scores converted first),
+ * bmm with v, the head merge's copy, dense, the residual add;
+ * post_attention_layernorm, dense_h_to_4h, BloomGelu's nine kernels,
+ * dense_4h_to_h, the residual add.  fp16 casts the scores to fp32
+ * before masked_fill instead. */
+static void
+test_bloom (void)
+{
+  static const struct {
+    GsDtype dtype;
+    const char *ops;       /* layer 1, eager inference */
+  } cases[] = {
+    { GS_DTYPE_BF16,
+      "native_layer_norm addmm clone clone clone copy_ baddbmm masked_fill "
+      "_to_copy _softmax _to_copy bmm contiguous addmm add "
+      "native_layer_norm addmm mul mul mul mul add mul tanh add mul addmm "
+      "add" },
+    { GS_DTYPE_FP16,
+      "native_layer_norm addmm clone clone clone copy_ baddbmm _to_copy "
+      "masked_fill _softmax _to_copy bmm contiguous addmm add "
+      "native_layer_norm addmm mul mul mul mul add mul tanh add mul addmm "
+      "add" },
+    { GS_DTYPE_FP32,
+      "native_layer_norm addmm clone clone clone copy_ baddbmm masked_fill "
+      "_softmax bmm contiguous addmm add "
+      "native_layer_norm addmm mul mul mul mul add mul tanh add mul addmm "
+      "add" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Req r = { .batch = 2, .seq = 16, .dtype = cases[i].dtype };
+      g_autoptr (GsModelPlan) p = plan_fixture ("tiny-bloom.json", &r);
+      g_autofree char *names = layer_op_names (p, 1, -1);
+      g_test_message ("%s: %s", gs_dtype_name (cases[i].dtype), names);
+      g_assert_cmpstr (names, ==, cases[i].ops);
+    }
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-bloom.json", &r);
+  g_autofree char *pre = layer_op_names (p, -1, -1);
+  g_test_message ("outside the layers: %s", pre);
+  /* Before the layers: the embedding and its norm, torch.ones for the
+   * mask, build_alibi_tensor (4 heads, a power of two: one base, arange,
+   * pow; cumsum, - 1, * mask; slopes x positions; cast), the 4-D mask
+   * and its .bool(); after them ln_f and the tied head. */
+  g_assert_cmpstr (pre, ==,
+                   "embedding native_layer_norm ones arange pow cumsum sub "
+                   "mul mul _to_copy full arange add lt masked_fill_ rsub "
+                   "_to_copy clone masked_fill_ _to_copy clone masked_fill_ "
+                   "_to_copy native_layer_norm mm");
+  const char *attn = "h.0.self_attention";
+  assert_gemm (find_op (p, 0, "h.0.self_attention.query_key_value", NULL),
+               1, 32, 3 * 64, 64);
+  g_assert_true (find_op (p, 0, "h.0.self_attention.query_key_value",
+                          NULL)->bias);
+  assert_gemm (find_op (p, 0, attn, "baddbmm"), 8, 16, 16, 16);
+  g_assert_true (find_op (p, 0, attn, "baddbmm")->c_in);
+  assert_gemm (find_op (p, 0, attn, "bmm"), 8, 16, 16, 16);
+  /* The ALiBi tensor [B*H, 1, L] in fp32, then in bf16; copied to every
+   * query row of the scores. */
+  g_assert_cmpint (gs_op_elems (find_op (p, 1, "transformer", "mul")), ==,
+                   2 * 4 * 16);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, attn, "copy_")), ==,
+                   2 * 4 * 16 * 16);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, attn, "masked_fill")), ==,
+                   2 * 4 * 16 * 16);
+  /* The model does its own host-to-device copies: one per ALiBi base. */
+  g_assert_cmpuint (count_waits (p, "transformer"), >=, 1);
+
+  /* One sequence: the reshapes of q, k and v are views. */
+  Req one = { .batch = 1, .seq = 16 };
+  g_autoptr (GsModelPlan) p1 = plan_fixture ("tiny-bloom.json", &one);
+  g_assert_cmpuint (count_ops (p1, 0, -1, GS_OP_COPY, "clone"), ==, 0);
+
+  /* n_embed, num_hidden_layers and num_attention_heads (which win over
+   * n_head); 6 heads, not a power of two: a second base, arange, pow and
+   * a cat of the slopes; apply_residual_connection_post_layernorm; the
+   * dropouts in training (attention_dropout on the probabilities,
+   * hidden_dropout in both dropout_adds). */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pp = plan_fixture ("tiny-bloom-post.json", &t);
+  assert_gemm (find_op (pp, 0, "h.0.self_attention.query_key_value", NULL),
+               1, 32, 3 * 96, 96);
+  assert_gemm (find_op (pp, 0, attn, "baddbmm"), 12, 16, 16, 16);
+  g_assert_cmpuint (count_ops (pp, -1, GS_PHASE_FORWARD, -1, "pow"), ==, 2);
+  g_assert_cmpuint (count_ops (pp, -1, GS_PHASE_FORWARD, -1, "cat"), ==, 1);
+  g_assert_cmpuint (count_ops (pp, 0, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 3);
+  int64_t H = 96, F = 4 * 96, V = 1000;
+  int64_t layer = 4 * H + H * 3 * H + 3 * H + H * H + H + H * F + F + F * H
+                  + H;
+  g_assert_cmpint (find_op (pp, 0, "optimizer", NULL)->params, ==,
+                   V * H + 2 * H + 2 * layer + 2 * H);
+  g_autofree char *bw = layer_op_names (pp, 1, GS_PHASE_BACKWARD);
+  g_test_message ("training, layer 1's backward: %s", bw);
+  /* GeLUFunction's backward: bloom_gelu_back's eighteen kernels (one of
+   * them tanh), none of the autograd formulas of its nine forward ops. */
+  g_assert_cmpuint (count_tagged (pp, "h.0.mlp.gelu_impl", GS_PHASE_BACKWARD,
+                                  -1, NULL), ==, 18);
+  g_assert_cmpuint (count_tagged (pp, "h.0.mlp.gelu_impl", GS_PHASE_BACKWARD,
+                                  -1, "tanh"), ==, 1);
+  g_assert_cmpuint (count_tagged (pp, "h.0.mlp.gelu_impl", GS_PHASE_FORWARD,
+                                  -1, NULL), ==, 9);
+  /* masked_fill's gradient: one masked_fill of the scores' size. */
+  g_assert_cmpuint (count_tagged (pp, attn, GS_PHASE_BACKWARD, -1,
+                                  "masked_fill"), ==, 1);
+
+  /* A decode step: one query against the 17 cached keys; the ALiBi
+   * tensor covers all 17. */
+  Req dec = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode" };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-bloom.json", &dec);
+  assert_gemm (find_op (pd, 0, attn, "baddbmm"), 8, 1, 17, 16);
+  g_assert_cmpint (gs_op_elems (find_op (pd, 0, attn, "copy_")), ==,
+                   2 * 4 * 17);
+  g_assert_cmpuint (count_ops (pd, 0, -1, GS_OP_COPY, "clone"), ==, 0);
 }
 
 #define SPARSE "encoder.block.1.layer.1.mlp"
@@ -3724,6 +3893,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/falcon", test_falcon);
   g_test_add_func ("/models/layers/phi", test_phi);
   g_test_add_func ("/models/layers/bigcode", test_bigcode);
+  g_test_add_func ("/models/layers/bloom", test_bloom);
   g_test_add_func ("/models/layers/mistral-window", test_mistral_window);
   g_test_add_func ("/models/params/published", test_published_params);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);

@@ -69,6 +69,10 @@ static const FamilyKeys families[] = {
   { "falcon", GS_HF_FALCON, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", NULL, 0,
     "max_position_embeddings", 2048, NULL, "gelu" },
+  /* BloomMLP: 4 x hidden, BloomGelu whatever the file says; BloomConfig's
+   * defaults for every size (hidden_size 64, n_layer 2, n_head 8). */
+  { "bloom", GS_HF_BLOOM, "hidden_size", "n_layer", "n_head", "vocab_size",
+    NULL, 0, NULL, 0, NULL, "gelu_new", 64, 2, 8, 250880 },
   { "phi", GS_HF_PHI, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 8192,
     "max_position_embeddings", 2048, "hidden_act", "gelu_new" },
@@ -150,7 +154,7 @@ gs_hf_family_name (GsHfFamily f)
 {
   static const char *const names[GS_HF_FAMILY_COUNT] = {
     "gpt2", "bert", "roberta", "opt", "gpt_neo", "gpt_neox",
-    "falcon", "phi", "gpt_bigcode",
+    "falcon", "bloom", "phi", "gpt_bigcode",
     "llama",
     "mixtral",
     "switch_transformers", "t5"
@@ -163,7 +167,7 @@ const char *
 gs_hf_supported_types (void)
 {
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
-         "falcon, phi, gpt_bigcode, "
+         "falcon, bloom, phi, gpt_bigcode, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
          "gemma3_text, gemma3, olmo2, granite, stablelm, "
          "qwen2_moe, qwen3_moe, "
@@ -894,14 +898,13 @@ read_neox (const Reader *r, GsHfConfig *c, GError **error)
  * groups; otherwise a K and a V head per query head), rotary positions,
  * the attention and the MLP in parallel on each layer's input
  * (parallel_attn; always with new_decoder_architecture), bias on every
- * projection or on none, a head tied to the embedding.  ALiBi (alibi:
- * true, the falcon-rw models) is refused: its attention is not modelled. */
+ * projection or on none, a head tied to the embedding; ALiBi instead of
+ * rotary positions with alibi (the falcon-rw models). */
 static gboolean
 read_falcon (const Reader *r, GsHfConfig *c, GError **error)
 {
-  gboolean alibi;
   c->pre_norm = TRUE;
-  if (!get_bool (r, "alibi", FALSE, &alibi, error)
+  if (!get_bool (r, "alibi", FALSE, &c->alibi, error)
       || !get_bool (r, "new_decoder_architecture", FALSE, &c->new_decoder,
                     error)
       || !get_bool (r, "multi_query", TRUE, &c->multi_query, error)
@@ -913,11 +916,6 @@ read_falcon (const Reader *r, GsHfConfig *c, GError **error)
       || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
       || !get_prob (r, "hidden_dropout", 0.0, &c->p_resid, error))
     return FALSE;
-  if (alibi)
-    return reader_fail (r, "alibi", error,
-                        "key 'alibi' is true: gpusim does not model "
-                        "Falcon's ALiBi attention (falcon-rw), only its "
-                        "rotary one (alibi false)");
   if (c->new_decoder)
     {
       /* multi_query is ignored; the layer is always parallel. */
@@ -941,18 +939,53 @@ read_falcon (const Reader *r, GsHfConfig *c, GError **error)
   return TRUE;
 }
 
-/* FalconConfig's older key names: n_embed (read instead of hidden_size),
- * n_layer and n_head (its attribute_map's names for num_hidden_layers and
- * num_attention_heads, set after them, so they win when both are given). */
+/* Other names a config class reads its sizes under, which win over the
+ * table's when the file gives them (NULL: none).  FalconConfig: n_embed
+ * (read instead of hidden_size), n_layer and n_head (its attribute_map's
+ * names for num_hidden_layers and num_attention_heads, set after them).
+ * BloomConfig: n_embed, num_hidden_layers and num_attention_heads (its
+ * attribute_map's names for n_layer and n_head). */
 static void
-falcon_keys (const Reader *r, FamilyKeys *fk)
+alias_keys (const Reader *r, FamilyKeys *fk, const char *hidden,
+            const char *layers, const char *heads)
 {
-  if (member (r, "n_embed") != NULL)
-    fk->hidden = "n_embed";
-  if (member (r, "n_layer") != NULL)
-    fk->layers = "n_layer";
-  if (member (r, "n_head") != NULL)
-    fk->heads = "n_head";
+  if (member (r, hidden) != NULL)
+    fk->hidden = hidden;
+  if (member (r, layers) != NULL)
+    fk->layers = layers;
+  if (member (r, heads) != NULL)
+    fk->heads = heads;
+}
+
+/* BLOOM (BloomConfig): ALiBi instead of positions, one query_key_value
+ * projection with heads interleaved, biases on every projection, the
+ * head tied to the embedding.  pretraining_tp > 1 with slow_but_exact
+ * splits the attention's dense and the MLP's dense_4h_to_h into
+ * pretraining_tp GEMMs, which is not modelled. */
+static gboolean
+read_bloom (const Reader *r, GsHfConfig *c, GError **error)
+{
+  int tp;
+  gboolean slow;
+  c->pre_norm = TRUE;
+  c->alibi = TRUE;
+  if (!get_bool (r, "apply_residual_connection_post_layernorm", FALSE,
+                 &c->post_ln_residual, error)
+      || !get_bool (r, "tie_word_embeddings", TRUE, &c->tie_embeddings,
+                    error)
+      || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
+      || !get_prob (r, "hidden_dropout", 0.0, &c->p_resid, error)
+      || !get_int (r, "pretraining_tp", 1, FALSE, &tp, error)
+      || !get_bool (r, "slow_but_exact", FALSE, &slow, error))
+    return FALSE;
+  if (slow && tp > 1)
+    return reader_fail (r, "slow_but_exact", error,
+                        "key 'slow_but_exact' is true with "
+                        "'pretraining_tp' %d: gpusim models BLOOM's dense "
+                        "and dense_4h_to_h as one GEMM each (slow_but_exact "
+                        "false or pretraining_tp 1), not as %d slices "
+                        "summed", tp, tp);
+  return TRUE;
 }
 
 /* Phi-3 (Phi3Config): Llama's layer with one qkv_proj and one
@@ -1685,7 +1718,10 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
     return NULL;
   FamilyKeys keys = *found;
   if (keys.family == GS_HF_FALCON)
-    falcon_keys (&r, &keys);
+    alias_keys (&r, &keys, "n_embed", "n_layer", "n_head");
+  if (keys.family == GS_HF_BLOOM)
+    alias_keys (&r, &keys, "n_embed", "num_hidden_layers",
+                "num_attention_heads");
   const FamilyKeys *fk = &keys;
   g_autoptr (GHashTable) text_lines = NULL;
   g_autoptr (JsonObject) empty = NULL;
@@ -1712,6 +1748,7 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
     case GS_HF_GPT_NEO: ok = read_neo (tr, c, error); break;
     case GS_HF_GPT_NEOX: ok = read_neox (tr, c, error); break;
     case GS_HF_FALCON: ok = read_falcon (tr, c, error); break;
+    case GS_HF_BLOOM: ok = read_bloom (tr, c, error); break;
     case GS_HF_PHI: ok = read_phi (tr, c, error); break;
     case GS_HF_GPT_BIGCODE: ok = read_bigcode (tr, c, error); break;
     case GS_HF_LLAMA: ok = read_llama (tr, c, error); break;

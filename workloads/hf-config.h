@@ -20,6 +20,7 @@ typedef enum {
   GS_HF_GPT_NEO,
   GS_HF_GPT_NEOX,  /* gpt_neox (Pythia) */
   GS_HF_FALCON,    /* falcon */
+  GS_HF_BLOOM,     /* bloom (BLOOM, BLOOMZ) */
   GS_HF_PHI,       /* phi (Phi-1, Phi-1.5, Phi-2) */
   GS_HF_GPT_BIGCODE, /* gpt_bigcode (SantaCoder, StarCoder) */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
@@ -137,6 +138,11 @@ typedef struct {
                             * of heads / kv_heads queries, a key, a
                             * value); ln_attn and ln_mlp both on the
                             * layer's input */
+  gboolean alibi;          /* BLOOM, Falcon's alibi: ALiBi biases on the
+                            * scores instead of positions */
+  gboolean post_ln_residual; /* BLOOM's apply_residual_connection_post_
+                              * layernorm: each residual branch adds to
+                              * its layer norm's output, not its input */
   gboolean pad_check;      /* BERT/RoBERTa: without an attention mask the
                             * model looks for pad_token_id in input_ids */
 

@@ -20,6 +20,8 @@
  *               than 3072 indices) a radix sort and segment reduction
  *   softmax     _softmax_backward_data;  log_softmax likewise
  *   nll_loss    zeros of the input + scatter of the loss gradient
+ *   BLOOM's GeLUFunction (a Python autograd.Function): its own backward,
+ *               bloom_gelu_back's pointwise chain
  *
  * A tensor used by several ops receives several gradients: the input
  * buffer adds each one after the first (one add kernel).  A parameter's
@@ -367,11 +369,62 @@ rule_index_put (Bw *b)
     }
 }
 
+/* BLOOM's GeLUFunction.backward (transformers' bloom_gelu_back): from the
+ * saved input x, tanh_out = tanh(0.79788456 * x * (1 + 0.044715 * x * x)),
+ * ff = 0.5 * x * ((1 - tanh_out * tanh_out) * (0.79788456 + 0.1070322243
+ * * x * x)) + 0.5 * (1 + tanh_out), then ff * grad: eighteen kernels, in
+ * Python's evaluation order.  Operands: X the input, G the gradient, or an
+ * earlier step's result (its index). */
+static void
+rule_bloom_gelu (Bw *b)
+{
+  enum { X = -2, G = -3, NONE = -1 };
+  static const struct { const char *name; int a, c; double sfu; } steps[] = {
+    { "mul", X, NONE, 0 },  /* 0: 0.79788456 * x */
+    { "mul", X, NONE, 0 },  /* 1: 0.044715 * x */
+    { "mul", 1, X, 0 },     /* 2: * x */
+    { "add", 2, NONE, 0 },  /* 3: 1 + . */
+    { "mul", 0, 3, 0 },     /* 4 */
+    { "tanh", 4, NONE, 2 }, /* 5: tanh_out */
+    { "mul", X, NONE, 0 },  /* 6: 0.5 * x */
+    { "mul", 5, 5, 0 },     /* 7: tanh_out * tanh_out */
+    { "rsub", 7, NONE, 0 }, /* 8: 1 - . */
+    { "mul", X, NONE, 0 },  /* 9: 0.1070322243 * x */
+    { "mul", 9, X, 0 },     /* 10: * x */
+    { "add", 10, NONE, 0 }, /* 11: 0.79788456 + . */
+    { "mul", 8, 11, 0 },    /* 12 */
+    { "mul", 6, 12, 0 },    /* 13 */
+    { "add", 5, NONE, 0 },  /* 14: 1 + tanh_out */
+    { "mul", 14, NONE, 0 }, /* 15: 0.5 * . */
+    { "add", 13, 15, 0 },   /* 16: ff */
+    { "mul", 16, G, 0 },    /* 17: ff * grad */
+  };
+  const GsMgNode *n = b->node;
+  int x = n->in[1];
+  int64_t rows = n->op.rows, cols = n->op.cols;
+  int out[G_N_ELEMENTS (steps)];
+  for (guint i = 0; i < G_N_ELEMENTS (steps); i++)
+    {
+      int r[2] = { steps[i].a, steps[i].c };
+      for (int j = 0; j < 2; j++)
+        r[j] = r[j] == X ? x : r[j] == G ? b->dy : r[j] >= 0 ? out[r[j]]
+                                                            : -1;
+      /* A read of one tensor twice is one input. */
+      if (r[1] == r[0])
+        r[1] = -1;
+      bw_reads (b, r[0], r[1]);
+      int n_in = r[1] >= 0 ? 2 : 1;
+      out[i] = bw_pointwise (b, steps[i].name, rows, cols, n_in, 0,
+                             steps[i].sfu > 0 ? 8 : 1, steps[i].sfu);
+    }
+  deliver (b, x, out[G_N_ELEMENTS (steps) - 1]);
+}
+
 /* The forward tensor a unary derivative formula reads besides the
  * gradient (derivatives.yaml): relu's threshold_backward, tanh and
  * sigmoid use the result; maximum's where compares the input with the
- * bound; where(cond, x, c) needs only its condition, a buffer read as a
- * small input; the others (gelu, silu) recompute from the input. */
+ * bound; where(cond, x, c) and masked_fill need only their condition, a
+ * buffer read as a small input; the others (gelu, silu) recompute from the input. */
 static int
 unary_saved (const GsMgNode *n)
 {
@@ -382,6 +435,10 @@ unary_saved (const GsMgNode *n)
     if (strcmp (n->bw_name, from_result[i]) == 0)
       return n->out;
   if (strcmp (n->bw_name, "where") == 0 && strcmp (n->op.name, "where") == 0)
+    return -1;
+  /* masked_fill(mask, value): grad.masked_fill(mask, 0) reads the bool
+   * mask, a broadcast buffer, besides the gradient. */
+  if (strcmp (n->bw_name, "masked_fill") == 0)
     return -1;
   return n->in[0];
 }
@@ -541,6 +598,9 @@ differentiate (Bw *b, int g)
       return;
     case GS_BW_INDEX_PUT:
       rule_index_put (b);
+      return;
+    case GS_BW_BLOOM_GELU:
+      rule_bloom_gelu (b);
       return;
     default:
       rule_simple (b);

@@ -104,6 +104,18 @@ static int
 attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
 {
   int64_t batch = rows / MAX (a->heads * a->seq_q, 1);
+  if (a->mask >= 0 && a->mask_fill)
+    {
+      /* torch.masked_fill(scores, mask, finfo.min): the bool mask read
+       * broadcast over the heads, one slab per sequence. */
+      s = gs_mg_pointwise (g, "masked_fill", GS_BW_UNARY, s, a->mask, rows,
+                           cols, 1, 0, FALSE);
+      GsMgNode *n = gs_mg_last (g);
+      n->bw_name = "masked_fill";
+      int64_t m = gs_mg_val (g, a->mask)->elems;
+      mark_bcast (g, a->mask, m / MAX (batch, 1), 1);
+      return s;
+    }
   if (a->causal_where != GS_MB_MASK_NONE)
     {
       /* where(causal_mask, w, mask_value): the bool buffer slice and the
@@ -168,10 +180,22 @@ attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
 }
 
 static int
-attn_softmax (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
+attn_softmax (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols,
+              gboolean fp32)
 {
   gboolean cast = half_dtype (g) && (a->softmax_fp32 || a->softmax_float);
   if (cast && a->softmax_float)      /* scores.float() */
+    s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
+                         FALSE);
+  /* softmax(x, dtype=float32) converts x first (toType) unless it is fp32
+   * already or fp16 (ATen's half_to_float kernel takes fp16 only); BLOOM's
+   * bf16 scores take that conversion. */
+  if (cast && a->alibi >= 0 && !fp32 && g->opt.dtype == GS_DTYPE_BF16)
+    s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
+                         FALSE);
+  /* Falcon's ALiBi scores, fp32, softmax(dtype=hidden dtype): converted
+   * back first, the softmax in half precision. */
+  if (fp32 && !cast)
     s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
                          FALSE);
   int p = gs_mg_softmax (g, s, rows, cols);
@@ -317,8 +341,20 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
     {
       /* torch.baddbmm(torch.zeros(...), q, k^T, beta=1, alpha=scale):
        * the epilogue scales and adds the zeros it reads; with
-       * torch.empty and beta=0 it only scales. */
-      int c0 = a->baddbmm ? gs_mg_fill (g, "zeros", rows, sk) : -1;
+       * torch.empty and beta=0 it only scales.  BLOOM's
+       * alibi.baddbmm(q, k, beta=1, alpha=1/sqrt(d)): baddbmm first copies
+       * its self, broadcast over the queries, into the output (beta != 0),
+       * then reads it there. */
+      int c0 = -1;
+      if (a->alibi >= 0)
+        {
+          c0 = gs_mg_pointwise (g, "copy_", GS_BW_NONE, -1, a->alibi, rows,
+                                sk, 0, 0, FALSE);
+          gs_mg_last (g)->host = GS_HOST_NONE;
+          mark_bcast (g, a->alibi, 0, 0);
+        }
+      else if (a->baddbmm)
+        c0 = gs_mg_fill (g, "zeros", rows, sk);
       if (a->baddbmm_empty)
         gs_mg_host (g, GS_HOST_VIEW, 1);          /* torch.empty */
       s = gs_mg_matmul (g, "baddbmm", q, k, gb, gm, sk, D, FALSE, TRUE,
@@ -336,13 +372,36 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
   else
     s = gs_mg_matmul (g, "matmul", q, k, gb, gm, sk, D, FALSE, TRUE, copy_q,
                       copy_k);
+  /* The scores are fp32 from the GEMM on (Phi's fp32 q and k) or from
+   * their cast after it (scores.to(float32): BLOOM's in fp16, Falcon's
+   * ALiBi scores in half precision); the bias, scaling and mask on them
+   * run in fp32, and the softmax takes fp32 scores. */
   guint from = g->nodes->len - 1;
+  gboolean up = (a->upcast == GS_MB_UPCAST_FP16
+                 && g->opt.dtype == GS_DTYPE_FP16)
+                || (a->upcast == GS_MB_UPCAST_HALF && half_dtype (g));
+  if (up)
+    {
+      s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, sk, 0, 0,
+                           FALSE);
+      from = g->nodes->len;
+    }
+  fp32 = fp32 || up;
+  if (a->alibi >= 0 && !a->baddbmm)
+    {
+      /* Falcon: scores + alibi.view(B, H, 1, -1), then *= inv_norm_factor
+       * (in place). */
+      s = gs_mg_pointwise (g, "add", GS_BW_ADD_BCAST, s, a->alibi, rows, sk,
+                           1, 0, FALSE);
+      mark_bcast (g, a->alibi, 0, 0);
+      s = gs_mg_pointwise (g, "mul_", GS_BW_SCALE, s, -1, rows, sk, 1, 0,
+                           TRUE);
+    }
   s = attn_scale (g, a, s, rows, sk);
   s = attn_mask (g, a, s, rows, sk);
-  /* Phi: the GEMM, the scaling and the mask added in fp32. */
   for (guint i = from; fp32 && i < g->nodes->len; i++)
     gs_mg_node (g, i)->op.dtype = GS_DTYPE_FP32;
-  int p = attn_softmax (g, a, s, rows, sk);
+  int p = attn_softmax (g, a, s, rows, sk, fp32);
   p = gs_mg_dropout (g, p, rows, sk, a->p_drop, a->drop_module);
   int64_t Dv = a->v_head_dim > 0 ? a->v_head_dim : D;
   return gs_mg_matmul (g, a->mq_bmm ? "bmm" : "matmul", p, v, gb, gm, Dv, sk,
@@ -635,6 +694,63 @@ gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d, int64_t window)
                            0, TRUE);
     }
   return m;
+}
+
+/* build_alibi_tensor (transformers 4.36's, BLOOM's and Falcon's): the
+ * base of the closest power of two P <= HEADS made with torch.tensor(x,
+ * device=...) (a Python number copied to the GPU: the host waits),
+ * arange(1, 1 + P), pow; for heads beyond P a second base, arange of
+ * every other power, pow, cat; then ((mask.cumsum(-1) - 1) * mask)[:,
+ * None, :], slopes[..., None] * that ([B, H, Sk] in fp32), reshape (a
+ * view) and .to(dtype). */
+int
+gs_mb_alibi (GsMb *b, int64_t heads)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, L = b->past + b->seq;
+  int64_t p2 = 1;
+  while (p2 * 2 <= heads)
+    p2 *= 2;
+  gs_mg_host (g, GS_HOST_PY, 6);     /* log2, floor, the bases' powers */
+  int64_t n = p2;
+  int slopes = -1;
+  for (int part = 0; part < 2 && n > 0; part++)
+    {
+      gs_mg_host (g, GS_HOST_SYNC, 1);
+      int base = gs_mg_input (g, 1, 1);
+      gs_mg_fill (g, "arange", 1, n);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+      int pw = gs_mg_pointwise (g, "pow", GS_BW_NONE, -1, base, 1, n, 2, 0,
+                                FALSE);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+      if (part == 1)
+        {
+          pw = gs_mg_copy (g, "cat", GS_BW_NONE, pw, 1, heads);
+          gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+        }
+      slopes = pw;
+      n = MIN (p2, heads - p2);
+    }
+  /* The mask: the model's torch.ones (fp32), or generate()'s. */
+  int pos = gs_mg_pointwise (g, "cumsum", GS_BW_NONE, -1, -1, B, L, 1, 0,
+                             FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  pos = gs_mg_pointwise (g, "sub", GS_BW_NONE, pos, -1, B, L, 1, 0, TRUE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  pos = gs_mg_pointwise (g, "mul", GS_BW_NONE, pos, -1, B, L, 1, 0, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  gs_mg_host (g, GS_HOST_VIEW, 2);   /* [:, None, :], slopes[..., None] */
+  int alibi = gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, slopes, B * heads,
+                               L, 1, 0, FALSE);
+  GsMgNode *nd = gs_mg_last (g);
+  nd->op.dtype = GS_DTYPE_FP32;
+  nd->op.n_small_in = 2;             /* slopes [H, 1] and positions [B, 1, L] */
+  nd->in[0] = pos;
+  gs_mg_host (g, GS_HOST_VIEW, 1);   /* reshape */
+  if (half_dtype (g))
+    alibi = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, alibi, -1, B * heads,
+                             L, 0, 0, FALSE);
+  return alibi;
 }
 
 /* ------------------------------------------------------------ MoE */

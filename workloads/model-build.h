@@ -3,9 +3,9 @@
  * One builder per Hugging Face model family records, through the gs_mg_*
  * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
  * call of the task model the reference measurements use: the causal-LM head
- * for GPT-2/GPT-BigCode/OPT/GPT-Neo/GPT-NeoX/Falcon/Llama (and the
- * families newer than 4.36: Phi, and the Llama-layer Qwen, Gemma, Phi-3,
- * OLMo 2, Granite, StableLM,
+ * for GPT-2/GPT-BigCode/OPT/GPT-Neo/GPT-NeoX/Falcon/BLOOM/Llama (and
+ * the families newer than 4.36: Phi, and the Llama-layer Qwen, Gemma,
+ * Phi-3, OLMo 2, Granite, StableLM,
  * Qwen-MoE)/Mixtral, sequence
  * classification (or the pre-training heads in training) for BERT,
  * sequence classification (or masked LM in training) for RoBERTa,
@@ -57,6 +57,13 @@ typedef enum {
                             * 0-dim value made once and kept by the module */
 } GsMbCausal;
 
+/* Scores converted to fp32 before the bias and the mask. */
+typedef enum {
+  GS_MB_UPCAST_NONE,
+  GS_MB_UPCAST_FP16,       /* BLOOM: when they are fp16 (not bf16) */
+  GS_MB_UPCAST_HALF,       /* Falcon's ALiBi: when fp16 or bf16 */
+} GsMbUpcast;
+
 typedef struct {
   int64_t heads, kv_heads, head_dim, seq_q, seq_k;
   int64_t v_head_dim;      /* the values' width per head (0: head_dim;
@@ -96,6 +103,15 @@ typedef struct {
                             * casts the scores to fp32, multiplies them
                             * by unscale and masks them with where; the
                             * softmax in fp32; the cast back */
+  int alibi;               /* the [B*H, 1, Sk] ALiBi tensor, broadcast
+                            * over the queries (-1: none): BLOOM's
+                            * baddbmm's self; without baddbmm (Falcon)
+                            * scores + alibi, then *= scale */
+  gboolean mask_fill;      /* BLOOM: mask is a bool [B,1,Sq,Sk] mask,
+                            * masked_fill(scores, mask, min), not added */
+  GsMbUpcast upcast;       /* scores.to(float32) after the matmul: the
+                            * bias and mask after it in fp32, as with
+                            * qk_fp32 */
   int64_t window;          /* sliding window flash_attn applies (0: none;
                             * eager attention masks it instead) */
 } GsMbAttn;
@@ -132,6 +148,11 @@ int gs_mb_cache_window (GsMb *b, int x, int64_t heads, int64_t head_dim,
  * WINDOW > 0: the converter's sliding window (Mistral, Phi-3), which also
  * makes it build the causal part for a single query. */
 int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d, int64_t window);
+/* build_alibi_tensor (BLOOM, Falcon's alibi) from the [B, Sk] attention
+ * mask: the HEADS slopes (from two numbers the host copies over), the
+ * positions (the mask's cumsum), their product, cast to the model's
+ * dtype; returns the [B*H, 1, Sk] tensor. */
+int gs_mb_alibi (GsMb *b, int64_t heads);
 /* Mixtral's sparse MoE block over T tokens of width H (returns its output);
  * Qwen2/Qwen3-MoE's with their differences (GsHfConfig's norm_topk,
  * qwen_moe, shared_ffn). */
@@ -158,6 +179,7 @@ GsMbOut gs_mb_gpt2 (GsMb *b);      /* gpt2, gpt_bigcode */
 GsMbOut gs_mb_gpt_neo (GsMb *b);
 GsMbOut gs_mb_gpt_neox (GsMb *b);
 GsMbOut gs_mb_falcon (GsMb *b);
+GsMbOut gs_mb_bloom (GsMb *b);
 GsMbOut gs_mb_phi (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,

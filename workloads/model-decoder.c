@@ -1,5 +1,5 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
- * configs, GPT-BigCode, GPT-Neo, GPT-NeoX, Falcon, Phi, OPT,
+ * configs, GPT-BigCode, GPT-Neo, GPT-NeoX, Falcon, BLOOM, Phi, OPT,
  * Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2/Gemma 3, Phi-3, OLMo 2,
  * Granite, StableLM, Mixtral,
  * Qwen-MoE, DeepSeek-V2/V3) as
@@ -26,7 +26,7 @@ attn_defaults (const GsMb *b, GsMbAttn *a)
   a->head_dim = c->head_dim;
   a->seq_q = b->seq;
   a->seq_k = b->past + b->seq;
-  a->mask = a->bias = -1;
+  a->mask = a->bias = a->alibi = -1;
   a->causal = TRUE;
   a->q_view = a->k_view = a->v_view = TRUE;
   /* Prefill: head-split views must be copied by matmul; a decode step's q
@@ -1339,7 +1339,7 @@ falcon_linear (GsMb *b, const char *name, int x, int64_t rows, int64_t k,
  * than one sequence); /= sqrt(D); + the 4-D mask; softmax in the hidden
  * dtype; no dropout; @ v; view, permute, reshape (a copy); dense. */
 static int
-falcon_attn (GsMb *b, int i, int x, int mask)
+falcon_attn (GsMb *b, int i, int x, int alibi, int mask)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
@@ -1374,10 +1374,13 @@ falcon_attn (GsMb *b, int i, int x, int mask)
       v = gs_mg_slice (g, qkv, T * NH * D, D);
     }
   gs_mg_host (g, GS_HOST_VIEW, 6);   /* transposes and reshapes */
-  int cos, sin;
-  rotary_tables (b, &cos, &sin);
-  q = rotary (b, q, NH, cos, sin);
-  k = rotary (b, k, KV, cos, sin);
+  if (alibi < 0)
+    {
+      int cos, sin;
+      rotary_tables (b, &cos, &sin);
+      q = rotary (b, q, NH, cos, sin);
+      k = rotary (b, k, KV, cos, sin);
+    }
   k = gs_mb_cache_cat (b, k, KV, D);
   v = gs_mb_cache_cat (b, v, KV, D);
   GsMbAttn a;
@@ -1397,6 +1400,16 @@ falcon_attn (GsMb *b, int i, int x, int mask)
   a.scale = GS_MB_SCALE_DIV;
   a.mask = mask;
   a.mask_per_query = TRUE;
+  if (alibi >= 0)
+    {
+      /* scores in fp32, + alibi, *= 1/sqrt(D), + mask, softmax(dtype=
+       * hidden dtype), attention_dropout. */
+      a.scale = GS_MB_SCALE_NONE;
+      a.alibi = alibi;
+      a.upcast = GS_MB_UPCAST_HALF;
+      a.p_drop = c->p_attn;
+      a.drop_module = TRUE;
+    }
   gs_mg_host (g, GS_HOST_PY, 6);
   int ctx = gs_mb_attention (b, &a, q, k, v);
   return falcon_linear (b, "dense", ctx, T, H, H);
@@ -1421,7 +1434,7 @@ falcon_mlp (GsMb *b, int i, int x)
  * input_layernorm, attention, dropout_add(attn, x) (with
  * attention_dropout), post_attention_layernorm, MLP, dropout_add. */
 static int
-falcon_layer (GsMb *b, int i, int h, int mask)
+falcon_layer (GsMb *b, int i, int h, int alibi, int mask)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
@@ -1443,7 +1456,7 @@ falcon_layer (GsMb *b, int i, int h, int mask)
       if (c->parallel_residual)
         xm = xa;
     }
-  int a = falcon_attn (b, i, xa, mask);
+  int a = falcon_attn (b, i, xa, alibi, mask);
   gs_mb_scope (b, i, "transformer.h.%d", i);
   if (!c->parallel_residual)
     {
@@ -1469,12 +1482,22 @@ gs_mb_falcon (GsMb *b)
   gs_mb_scope (b, -1, "transformer");
   gs_mg_host (g, GS_HOST_PY, 12);
   int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
-  if (b->generate)
+  /* generate() makes position ids for the rotary models only. */
+  if (b->generate && !c->alibi)
     gs_mb_generate_positions (b);
   gs_mb_scope (b, -1, "transformer.word_embeddings");
   int h = gs_mg_embedding (g, embed, c->vocab, T, H);
   gs_mb_scope (b, -1, "transformer");
-  if (!b->generate)
+  int alibi = -1;
+  if (c->alibi)
+    {
+      /* build_alibi_tensor from the 2-D mask, or torch.ones((B, L),
+       * dtype=torch.long) without one. */
+      if (!b->generate)
+        gs_mg_fill (g, "ones", b->batch, b->past + b->seq);
+      alibi = gs_mb_alibi (b, c->heads);
+    }
+  else if (!b->generate)
     {
       gs_mg_fill (g, "arange", 1, b->seq);     /* position_ids */
       gs_mg_host (g, GS_HOST_VIEW, 1);
@@ -1482,7 +1505,7 @@ gs_mb_falcon (GsMb *b)
   /* _prepare_4d_causal_attention_mask, as Llama's. */
   int mask = gs_mb_causal_mask_4d (b, b->generate, 0);
   for (int i = 0; i < c->layers; i++)
-    h = falcon_layer (b, i, h, mask);
+    h = falcon_layer (b, i, h, alibi, mask);
   gs_mb_scope (b, -1, "transformer.ln_f");
   h = gs_mg_layernorm (g, h, T, H);
   /* lm_head: no bias, no .float() of the logits. */
@@ -1619,4 +1642,175 @@ gs_mb_phi (GsMb *b)
   gs_mb_scope (b, -1, "model.final_layernorm");
   h = gs_mg_layernorm (g, h, T, H);
   return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
+}
+
+/* ---------------------------------------------------------------- BLOOM */
+
+/* BloomGelu: bloom_gelu_forward's Python expression x * 0.5 * (1.0 +
+ * torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x))), nine kernels in
+ * evaluation order.  In training GeLUFunction runs the same nine under
+ * its forward (no autograd inside) and differentiates them with its own
+ * backward formula (GS_BW_BLOOM_GELU). */
+static int
+bloom_gelu (GsMb *b, int x, int64_t rows, int64_t cols)
+{
+  GsMg *g = b->g;
+  gboolean fn = g->opt.training;
+  GsBwRule scale = fn ? GS_BW_NONE : GS_BW_SCALE;
+  GsBwRule mul = fn ? GS_BW_NONE : GS_BW_MUL;
+  GsBwRule pass = fn ? GS_BW_NONE : GS_BW_PASS;
+  gs_mg_module (g);
+  if (fn)
+    gs_mg_host (g, GS_HOST_PY, 2);   /* GeLUFunction.apply, save_for_backward */
+  int half = gs_mg_pointwise (g, "mul", scale, x, -1, rows, cols, 1, 0, TRUE);
+  int u = gs_mg_pointwise (g, "mul", scale, x, -1, rows, cols, 1, 0, TRUE);
+  int w = gs_mg_pointwise (g, "mul", scale, x, -1, rows, cols, 1, 0, TRUE);
+  w = gs_mg_pointwise (g, "mul", mul, w, x, rows, cols, 1, 0, FALSE);
+  w = gs_mg_pointwise (g, "add", pass, w, -1, rows, cols, 1, 0, TRUE);
+  u = gs_mg_pointwise (g, "mul", mul, u, w, rows, cols, 1, 0, FALSE);
+  int t = fn ? gs_mg_pointwise (g, "tanh", GS_BW_NONE, u, -1, rows, cols, 8,
+                                2, FALSE)
+             : gs_mg_unary (g, "tanh", u, rows, cols, 8, 2, "tanh_backward");
+  t = gs_mg_pointwise (g, "add", pass, t, -1, rows, cols, 1, 0, TRUE);
+  int y = gs_mg_pointwise (g, "mul", mul, half, t, rows, cols, 1, 0, FALSE);
+  if (!fn)
+    return y;
+  /* The Function's output: y's storage (in[0]), x saved for backward. */
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_KIND_COUNT;
+  op.rows = rows;
+  op.cols = cols;
+  int in[2] = { y, x };
+  return gs_mg_add (g, &op, GS_BW_BLOOM_GELU, GS_HOST_NONE, in, 2,
+                    rows * cols, cols);
+}
+
+/* BloomAttention (transformers 4.36; eager is its only attention):
+ * query_key_value, viewed as [B, S, heads, 3, D] and sliced per head
+ * (views); q.transpose(1, 2).reshape(B*H, S, D), k.permute(0, 2, 3,
+ * 1).reshape(B*H, D, S), v likewise: copies when B > 1 and S > 1 (one
+ * sequence, or one token, merges the dims); the cache's cats;
+ * alibi.baddbmm(q, k, beta=1, alpha=1/sqrt(D)); fp16 scores .to(float);
+ * masked_fill with the bool mask; softmax(dtype=float32) and .to(dtype);
+ * attention_dropout; bmm with v; _merge_heads (view, permute, reshape: a
+ * copy when S > 1); dense. */
+static int
+bloom_attn (GsMb *b, int i, int x, int alibi, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, T = B * b->seq, H = c->hidden, D = c->head_dim;
+  int64_t n = T * c->heads * D;
+  gs_mb_scope (b, i, "transformer.h.%d.self_attention", i);
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_PY, 2);     /* alibi.to(hidden_states.device) */
+  int qkv = gs_mg_linear (g, "query_key_value", x, T, H, 3 * H, -1, TRUE,
+                          FALSE);
+  gs_mg_host (g, GS_HOST_PY, 3);
+  int q = gs_mg_slice (g, qkv, n, D);
+  int k = gs_mg_slice (g, qkv, n, D);
+  int v = gs_mg_slice (g, qkv, n, D);
+  gs_mg_host (g, GS_HOST_VIEW, 4);   /* view, three selects */
+  int qkv3[3] = { q, k, v };
+  for (int j = 0; j < 3; j++)
+    {
+      gs_mg_host (g, GS_HOST_VIEW, 1);   /* transpose or permute */
+      if (B > 1 && b->seq > 1)
+        qkv3[j] = gs_mg_copy (g, "clone", GS_BW_PASS, qkv3[j], n / D, D);
+      else
+        gs_mg_host (g, GS_HOST_VIEW, 1);
+    }
+  q = qkv3[0];
+  k = gs_mb_cache_cat (b, qkv3[1], c->heads, D);
+  v = gs_mb_cache_cat (b, qkv3[2], c->heads, D);
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  /* The reshapes above made q, k and v what bmm takes; the slices'
+   * gradients are written into zeros of qkv's size. */
+  a.q_view = a.k_view = a.v_view = FALSE;
+  a.copy_q = a.copy_k = a.copy_v = FALSE;
+  a.baddbmm = TRUE;
+  a.alibi = alibi;
+  a.upcast = GS_MB_UPCAST_FP16;
+  a.mask = mask;
+  a.mask_fill = TRUE;
+  a.mask_per_query = TRUE;
+  a.softmax_fp32 = TRUE;
+  a.p_drop = c->p_attn;
+  a.drop_module = TRUE;
+  gs_mg_host (g, GS_HOST_PY, 8);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  return gs_mg_linear (g, "dense", ctx, T, H, H, -1, TRUE, FALSE);
+}
+
+/* BloomBlock: input_layernorm; the attention, then dropout_add(attn,
+ * residual, hidden_dropout) (F.dropout: a kernel only in training with
+ * p > 0); post_attention_layernorm; the MLP (dense_h_to_4h, BloomGelu,
+ * dense_4h_to_h), dropout_add.  The residual is the layer norm's input,
+ * or its output with apply_residual_connection_post_layernorm. */
+static int
+bloom_block (GsMb *b, int i, int h, int alibi, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, "transformer.h.%d", i);
+  gs_mg_module (g);
+  gs_mb_scope (b, i, "transformer.h.%d.input_layernorm", i);
+  int x = gs_mg_layernorm (g, h, T, H);
+  int res = c->post_ln_residual ? x : h;
+  int a = bloom_attn (b, i, x, alibi, mask);
+  a = gs_mg_dropout (g, a, T, H, c->p_resid, FALSE);
+  h = gs_mg_pointwise (g, "add", GS_BW_PASS, res, a, T, H, 1, 0, FALSE);
+  gs_mb_scope (b, i, "transformer.h.%d.post_attention_layernorm", i);
+  x = gs_mg_layernorm (g, h, T, H);
+  res = c->post_ln_residual ? x : h;
+  gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
+  gs_mg_module (g);
+  int m = gs_mg_linear (g, "dense_h_to_4h", x, T, H, c->ffn, -1, TRUE,
+                        FALSE);
+  gs_mb_scope (b, i, "transformer.h.%d.mlp.gelu_impl", i);
+  m = bloom_gelu (b, m, T, c->ffn);
+  gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
+  m = gs_mg_linear (g, "dense_4h_to_h", m, T, c->ffn, H, -1, TRUE, FALSE);
+  m = gs_mg_dropout (g, m, T, H, c->p_resid, FALSE);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, res, m, T, H, 1, 0, FALSE);
+}
+
+/* BloomForCausalLM (transformers 4.36): word_embeddings,
+ * word_embeddings_layernorm; without an attention mask torch.ones((B,
+ * L)); build_alibi_tensor once a forward; the 4-D mask of
+ * _prepare_4d_causal_attention_mask from that 2-D mask, then .bool();
+ * the blocks; ln_f; lm_head tied to the embedding (no bias, no .float()).
+ * No position ids: generate() passes none. */
+GsMbOut
+gs_mb_bloom (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
+  int64_t L = b->past + S;
+  gs_mb_scope (b, -1, "transformer");
+  gs_mg_host (g, GS_HOST_PY, 14);
+  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  gs_mb_scope (b, -1, "transformer.word_embeddings");
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  gs_mb_scope (b, -1, "transformer.word_embeddings_layernorm");
+  h = gs_mg_layernorm (g, h, T, H);
+  gs_mb_scope (b, -1, "transformer");
+  if (!b->generate)
+    {
+      gs_mg_fill (g, "ones", B, L);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+    }
+  int alibi = gs_mb_alibi (b, c->heads);
+  int mask = gs_mb_causal_mask_4d (b, TRUE, 0);
+  mask = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, mask, -1, B * S, L, 0,
+                          0, FALSE);
+  for (int i = 0; i < c->layers; i++)
+    h = bloom_block (b, i, h, alibi, mask);
+  gs_mb_scope (b, -1, "transformer.ln_f");
+  h = gs_mg_layernorm (g, h, T, H);
+  return lm_head (b, h, c->tie_embeddings ? embed : -1, FALSE);
 }

@@ -42,6 +42,7 @@ bert_attention (GsMb *b, int i, int x, int mask)
   gs_mg_host (g, GS_HOST_PY, 6);
   gs_mg_host (g, GS_HOST_VIEW, 5);
   GsMbAttn a = { 0 };
+  a.alibi = -1;
   a.heads = a.kv_heads = c->heads;
   a.head_dim = c->head_dim;
   a.seq_q = a.seq_k = b->seq;
@@ -403,6 +404,7 @@ t5_attention (GsMb *b, T5Stack *st, int i, int x, gboolean cross)
         *bias = t5_position_bias (b, st, sq, sk, mask);
     }
   GsMbAttn a = { 0 };
+  a.alibi = -1;
   a.heads = a.kv_heads = c->heads;
   a.head_dim = c->head_dim;
   a.seq_q = sq;

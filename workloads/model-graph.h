@@ -59,6 +59,9 @@ typedef enum {
   GS_BW_GATHER,      /* x[idx]: zeros + index_put(accumulate) */
   GS_BW_INDEX_PUT,   /* y[idx] = v: grad[idx] for v, masked fill for y */
   GS_BW_ATTENTION,   /* fused attention: one backward op */
+  GS_BW_BLOOM_GELU,  /* BLOOM's GeLUFunction: in[0] its forward's result,
+                      * in[1] the input it saved; its backward formula
+                      * (bloom_gelu_back) in eighteen kernels */
   GS_BW_COUNT
 } GsBwRule;
 

@@ -358,6 +358,20 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                    GS_FLASH2_MAX_HEAD_DIM, other);
       return FALSE;
     }
+  /* ALiBi attention is modelled eager only: transformers 4.36 runs
+   * BLOOM's no other way, and Falcon's SDPA path (its bias folded into
+   * the mask) is not modelled. */
+  if (cfg->alibi && (r->attn != GS_ATTN_EAGER || r->sdpa))
+    {
+      g_autofree char *eager = setting_remedy (opt->at.attention,
+                                               "attention", "eager", NULL);
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: attention %s: the model's attention adds ALiBi "
+                   "biases, which gpusim models in eager attention only "
+                   "(as transformers 4.36 runs BLOOM's); use %s",
+                   cfg->file, opt->attention, eager);
+      return FALSE;
+    }
   r->batch = opt->batch > 0 ? opt->batch : DEFAULT_BATCH;
   r->seq = opt->seq > 0 ? opt->seq : DEFAULT_SEQ;
   /* The default prompt leaves a learned position table room for the
@@ -426,6 +440,7 @@ build_forward (GsMb *b)
     case GS_HF_GPT_NEO: return gs_mb_gpt_neo (b);
     case GS_HF_GPT_NEOX: return gs_mb_gpt_neox (b);
     case GS_HF_FALCON: return gs_mb_falcon (b);
+    case GS_HF_BLOOM: return gs_mb_bloom (b);
     case GS_HF_PHI: return gs_mb_phi (b);
     case GS_HF_OPT: return gs_mb_opt (b);
     case GS_HF_LLAMA:
