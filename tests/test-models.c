@@ -335,9 +335,10 @@ typedef struct {
  *         and up; half the head rotary, so a cat of the rest for q and
  *         for k                                                   = 43
  *  neox   ln, query_key_value, cos/sin index x2, rotary (mul, neg, cat,
- *         mul, add, cat of the rest) x2, zeros, baddbmm, where,
- *         softmax, matmul[clone v, bmm], contiguous, dense, ln,
- *         dense_h_to_4h, gelu, dense_4h_to_h, add, add             = 30
+ *         mul, add, cat of the rest) x2, zeros, copy_ (into baddbmm's
+ *         output), baddbmm, where, softmax, matmul[clone v, bmm],
+ *         contiguous, dense, ln, dense_h_to_4h, gelu, dense_4h_to_h,
+ *         add, add                                                 = 31
  *  olmo2  q, q_norm (rms x6 over the projection), k, k_norm, v, the
  *         model's cos/sin (no index), rotary x2, repeat_kv x2,
  *         matmul[clone q, bmm], div, add, softmax, bmm, contiguous, o,
@@ -370,8 +371,8 @@ static const LayerCase layer_cases[] = {
   { "tiny-gemma2.json", 0, 66, 9 },
   { "tiny-gemma2.json", 1, 63, 9 },
   { "tiny-phi3.json", 1, 43, 6 },
-  { "tiny-neox.json", 1, 30, 6 },
-  { "tiny-neox-serial.json", 1, 30, 6 },
+  { "tiny-neox.json", 1, 31, 6 },
+  { "tiny-neox-serial.json", 1, 31, 6 },
   { "tiny-olmo2.json", 1, 54, 9 },
   { "tiny-granite.json", 1, 44, 9 },
   { "tiny-stablelm.json", 1, 36, 9 },
@@ -751,8 +752,8 @@ dsv3_gemm (const GsModelPlan *p, const char *tag)
  * kv_a_layernorm, kv_b_proj; the cos/sin tables and their gathers; the
  * interleave copies of q's and k's rotary parts; the rotary embedding of
  * each (mul, neg, cat, mul, add); q and k concatenated from their parts;
- * scores (bmm) times the scale, plus the mask, softmax in fp32 and its
- * cast, the value (a head-split view) copied for bmm, bmm, the head merge,
+ * scores (bmm) times the scale, plus the mask, the bf16 scores converted
+ * for softmax(dtype=float32), softmax in fp32 and its cast, the value (a head-split view) copied for bmm, bmm, the head merge,
  * o_proj. */
 static void
 test_deepseek_v3_attn (void)
@@ -764,8 +765,9 @@ test_deepseek_v3_attn (void)
   g_autofree char *want = g_strjoin (" ", "mm", norm, "mm", "mm", norm, "mm",
                                      "_to_copy _to_copy index index",
                                      "clone clone", rope, rope, "cat cat",
-                                     "bmm mul add _softmax _to_copy clone "
-                                     "bmm contiguous mm", NULL);
+                                     "bmm mul add _to_copy _softmax "
+                                     "_to_copy clone bmm contiguous mm",
+                                     NULL);
   g_autofree char *attn = op_names (p, "layers.0.self_attn");
   g_assert_cmpstr (attn, ==, want);
   /* 32 tokens; q_b to 4 x 24, kv_a to 32 + 8, kv_b to 4 x (16 + 12),
@@ -793,8 +795,9 @@ test_deepseek_v3_attn (void)
   g_autofree char *want_n = g_strjoin (" ", "mm", "mm", norm, "mm",
                                        "_to_copy _to_copy index index",
                                        rope, rope, "cat cat",
-                                       "bmm mul add _softmax _to_copy clone "
-                                       "bmm contiguous mm", NULL);
+                                       "bmm mul add _to_copy _softmax "
+                                       "_to_copy clone bmm contiguous mm",
+                                       NULL);
   g_autofree char *attn_n = op_names (pn, "layers.0.self_attn");
   g_assert_cmpstr (attn_n, ==, want_n);
   assert_gemm (dsv3_gemm (pn, "layers.0.self_attn.q_proj"), 1, 32, 96, 64);
@@ -942,8 +945,8 @@ test_deepseek_v2_attn (void)
   g_autoptr (GsModelPlan) p = plan_fixture ("tiny-deepseek-v2.json", &r);
   const char *norm = "_to_copy pow mean add rsqrt mul _to_copy mul";
   const char *rope = "_to_copy _to_copy mul _to_copy mul _to_copy";
-  const char *attn_tail = "cat cat bmm mul add _softmax _to_copy clone "
-                          "bmm contiguous mm";
+  const char *attn_tail = "cat cat bmm mul add _to_copy _softmax _to_copy "
+                          "clone bmm contiguous mm";
   g_autofree char *want = g_strjoin (" ", "mm", norm, "mm", "mm", norm, "mm",
                                      rope, attn_tail, NULL);
   for (int l = 0; l < 3; l++)
@@ -2326,7 +2329,11 @@ test_neox (void)
   const GsOp *s = find_op (p, 0, "layers.0.attention", "baddbmm");
   assert_gemm (s, 8, 16, 16, 16);
   g_assert_true (s->c_in);
-  const GsOp *z = op_before (p, s);
+  /* The zeros, copied into baddbmm's output before the GEMM adds it. */
+  const GsOp *c = op_before (p, s);
+  g_assert_cmpstr (c->name, ==, "copy_");
+  g_assert_cmpint (gs_op_elems (c), ==, 8 * 16 * 16);
+  const GsOp *z = op_before (p, c);
   g_assert_cmpstr (z->name, ==, "zeros");
   g_assert_cmpint (gs_op_elems (z), ==, 8 * 16 * 16);
   g_assert_cmpuint (count_ops (p, 0, -1, -1, "div"), ==, 0);
@@ -2398,6 +2405,31 @@ assert_layer_ops (const char *file, const Req *r, int layer,
   g_autofree char *names = layer_op_names (p, layer, -1);
   g_test_message ("%s: %s", file, names);
   g_assert_cmpstr (names, ==, want);
+}
+
+/* softmax(scores, dtype=float32) in Llama's eager attention: fp16 scores
+ * go to ATen's fused half-to-float softmax, bf16 ones are converted by a
+ * kernel of their own first (toType), fp32 ones need neither; the cast
+ * back follows in half precision. */
+static void
+test_softmax_dtype (void)
+{
+  static const struct {
+    GsDtype dtype;
+    const char *tail;
+  } cases[] = {
+    { GS_DTYPE_FP16, " div add _softmax _to_copy bmm " },
+    { GS_DTYPE_BF16, " div add _to_copy _softmax _to_copy bmm " },
+    { GS_DTYPE_FP32, " div add _softmax bmm " },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Req r = { .batch = 2, .seq = 16, .dtype = cases[i].dtype };
+      g_autoptr (GsModelPlan) p = plan_fixture ("tiny-llama.json", &r);
+      g_autofree char *names = layer_op_names (p, 1, -1);
+      g_test_message ("%s", names);
+      g_assert_nonnull (strstr (names, cases[i].tail));
+    }
 }
 
 /* Falcon (transformers 4.36, eager): one query_key_value GEMM whose width
@@ -3890,6 +3922,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/granite", test_granite);
   g_test_add_func ("/models/layers/stablelm", test_stablelm);
   g_test_add_func ("/models/layers/neox", test_neox);
+  g_test_add_func ("/models/layers/softmax-dtype", test_softmax_dtype);
   g_test_add_func ("/models/layers/falcon", test_falcon);
   g_test_add_func ("/models/layers/phi", test_phi);
   g_test_add_func ("/models/layers/bigcode", test_bigcode);

@@ -188,9 +188,10 @@ attn_softmax (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols,
     s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
                          FALSE);
   /* softmax(x, dtype=float32) converts x first (toType) unless it is fp32
-   * already or fp16 (ATen's half_to_float kernel takes fp16 only); BLOOM's
-   * bf16 scores take that conversion. */
-  if (cast && a->alibi >= 0 && !fp32 && g->opt.dtype == GS_DTYPE_BF16)
+   * already or fp16 (ATen's half_to_float kernel takes fp16 only): bf16
+   * scores (Llama's family, BLOOM's) take that conversion. */
+  if (cast && !a->softmax_float && !a->upcast_fused && !fp32
+      && g->opt.dtype == GS_DTYPE_BF16)
     s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
                          FALSE);
   /* Falcon's ALiBi scores, fp32, softmax(dtype=hidden dtype): converted
@@ -354,7 +355,14 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
           mark_bcast (g, a->alibi, 0, 0);
         }
       else if (a->baddbmm)
-        c0 = gs_mg_fill (g, "zeros", rows, sk);
+        {
+          /* The zeros, and baddbmm's copy of them into its output (beta
+           * != 0: cuBLAS adds the output it overwrites). */
+          c0 = gs_mg_fill (g, "zeros", rows, sk);
+          c0 = gs_mg_pointwise (g, "copy_", GS_BW_NONE, c0, -1, rows, sk, 0,
+                                0, FALSE);
+          gs_mg_last (g)->host = GS_HOST_NONE;
+        }
       if (a->baddbmm_empty)
         gs_mg_host (g, GS_HOST_VIEW, 1);          /* torch.empty */
       s = gs_mg_matmul (g, "baddbmm", q, k, gb, gm, sk, D, FALSE, TRUE,
