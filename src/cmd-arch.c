@@ -367,11 +367,19 @@ show_derived_text (const GsArch *a)
             gs_arch_peak_flops (a, GS_DTYPE_FP32) / 1e12,
             gs_arch_dram_bw (a) * gs_arch_dram_eff (a) / 1e9);
   else if (gs_arch_clock_mhz (a) != a->clock_boost_mhz)
-    printf ("  %-28s %.0f MHz: fp32 %.1f TFLOP/s (%.0f W board, %s)\n",
-            "estimated sustained clock", gs_arch_clock_mhz (a),
-            gs_arch_peak_flops (a, GS_DTYPE_FP32) / 1e12, a->tdp_w,
-            a->tdp_w > gs_arch_clock_rule ()->slot_w ? "own power connector"
-                                                     : "slot-powered");
+    {
+      printf ("  %-28s %.0f MHz: fp32 %.1f TFLOP/s (%.0f W board, %s)\n",
+              "estimated sustained clock", gs_arch_clock_mhz (a),
+              gs_arch_peak_flops (a, GS_DTYPE_FP32) / 1e12, a->tdp_w,
+              a->tdp_w > gs_arch_clock_rule ()->slot_w ? "own power connector"
+                                                       : "slot-powered");
+      printf ("  %-28s %.0f GB/s in practice (%.3f of the datasheet's, "
+              "the fitted GPUs' median for %s)\n", "estimated dram",
+              gs_arch_dram_bw (a) * gs_arch_dram_eff (a) / 1e9,
+              gs_arch_dram_eff (a),
+              a->dram_type && g_str_has_prefix (a->dram_type, "HBM")
+              ? "HBM" : "GDDR");
+    }
 }
 
 /* The leaf settings of calibration.fit_error (a group other layers own),
@@ -409,8 +417,8 @@ show_calibration_text (const ShowCtx *s)
   if (!arch_is_calibrated (a) && !s->all)
     {
       if (gs_arch_clock_mhz (a) != a->clock_boost_mhz)
-        printf ("\n[calibration] none: spec-sheet values, efficiencies 1, "
-                "GEMM kernels as the calibrated GPUs run them, sustained "
+        printf ("\n[calibration] none: spec-sheet values, GEMM kernels and "
+                "DRAM efficiency as the calibrated GPUs run them, sustained "
                 "clock estimated from power.tdp_w\n");
       else
         printf ("\n[calibration] none: spec-sheet values, efficiencies 1, "

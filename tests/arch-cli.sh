@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..26"
+echo "1..27"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -69,6 +69,10 @@ check "show t4: no TF32, BF16 or FP8 tensor path" $? 0 \
   sh -c "grep -Eq '^  tf32 tensor +none$' '$tmp/out' && \
          grep -Eq '^  bf16 tensor +none$' '$tmp/out' && \
          grep -Eq '^  fp8 tensor +none$' '$tmp/out'"
+run arch show l40s
+check "show l40s: a spec-only GDDR card's estimated clock and DRAM in practice" \
+  $? 0 sh -c "grep -Eq '^  estimated sustained clock +2283 MHz' '$tmp/out' && \
+              grep -Eq '^  estimated dram +659 GB/s in practice \\(0\\.763 of the datasheet.s, the fitted GPUs. median for GDDR\\)$' '$tmp/out'"
 run arch show l4 --format json
 check "show --format json" $? 0 \
   sh -c "grep -q '\"name\" : \"l4\"' '$tmp/out' && \
