@@ -107,8 +107,8 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
     "its figures left empty; the other points still run.  A KEY is an\n"
     "arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
     "gen-tokens, attention, optimizer, moe, routing) or arch (a GPU per\n"
-    "value), e.g. --set batch=1,8,32 --set arch=h100,a100.  WORKLOAD -:\n"
-    "standard input.");
+    "value, or all: every GPU 'gpusim arch list' shows), e.g. --set\n"
+    "batch=1,8,32 --set arch=h100,a100.  WORKLOAD -: standard input.");
   g_option_context_set_description (ctx,
     "Exit status: 0 ok (a point ran), 1 no point could be predicted, 2 usage,\n"
     "3 bad input.\n"
@@ -228,6 +228,33 @@ point_args (const Sweep *s, const Point *p, GsPartitionArgs *out,
   return TRUE;
 }
 
+/* Every GPU `gpusim arch list` shows, its short names left out: what
+ * --set arch=all sweeps (NULL: none found, with ERROR). */
+static char **
+all_gpus (GError **error)
+{
+  char **files = NULL;
+  g_auto (GStrv) names = gs_arch_list (&files);
+  GPtrArray *out = g_ptr_array_new ();
+  for (guint i = 0; names != NULL && names[i] != NULL; i++)
+    {
+      g_autoptr (GsArch) a = gs_arch_load_file (files[i], NULL);
+      if (a != NULL && gs_arch_short_name_of (a) == NULL)
+        g_ptr_array_add (out, g_strdup (names[i]));
+    }
+  g_strfreev (files);
+  if (out->len == 0)
+    {
+      g_ptr_array_free (out, TRUE);
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--set arch=all: no GPU architecture files found "
+                   "('gpusim arch list' says where it looks)");
+      return NULL;
+    }
+  g_ptr_array_add (out, NULL);
+  return (char **) g_ptr_array_free (out, FALSE);
+}
+
 /* KEY=V1,V2: every value must be one the arch accepts for KEY, a GPU
  * that loads, or a run option's value. */
 static gboolean
@@ -248,9 +275,29 @@ parse_axis (Sweep *s, const char *spec, GError **error)
       g_free (x.key);
       x.key = g_strdup ("gen-tokens");
     }
-  x.n = g_strv_length (x.values);
   x.kind = strcmp (x.key, "arch") == 0 ? AXIS_ARCH
            : is_option_key (x.key) ? AXIS_OPTION : AXIS_PARAM;
+  if (x.kind == AXIS_ARCH && g_strv_contains ((const char *const *) x.values,
+                                              "all"))
+    {
+      if (g_strv_length (x.values) > 1)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                       "--set %s: all stands for every GPU; give it alone",
+                       spec);
+          g_free (x.key);
+          g_strfreev (x.values);
+          return FALSE;
+        }
+      g_strfreev (x.values);
+      x.values = all_gpus (error);
+      if (x.values == NULL)
+        {
+          g_free (x.key);
+          return FALSE;
+        }
+    }
+  x.n = g_strv_length (x.values);
   g_array_append_val (s->axes, x);
   if (x.kind == AXIS_OPTION && option_given (&s->args->p, x.key))
     {
@@ -803,6 +850,14 @@ sweep (const SweepArgs *a, int argc, char **argv, GError **error)
   for (char **p = a->set; first.arch == NULL && *p; p++)
     if (g_str_has_prefix (*p, "arch=") && (*p)[5] != '\0')
       first.arch = g_strndup (*p + 5, strcspn (*p + 5, ","));
+  if (first.arch != a->p.arch && g_strcmp0 (first.arch, "all") == 0)
+    {
+      g_auto (GStrv) gpus = all_gpus (error);
+      g_free (first.arch);
+      first.arch = gpus ? g_strdup (gpus[0]) : NULL;
+      if (first.arch == NULL)
+        return FALSE;
+    }
   s.base = gs_partition_args_arch (&first, error);
   if (first.arch != a->p.arch)
     g_free (first.arch);

@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..20"
+echo "1..22"
 
 check () {
   n=$1; d=$2; shift 2
@@ -215,3 +215,18 @@ check 20 "a routing axis: balanced slower than identical" \
   awk -F, -v r=$r 'NR == 2 && $1 == "identical" { a = $2 }
                    NR == 3 && $1 == "balanced" { b = $2 }
                    END { exit !(r == 0 && NR == 3 && a > 0 && b > a) }' "$tmp/rt.csv"
+
+# 21-22. arch=all: a row per GPU `gpusim arch list` shows, its short names
+# left out, in its order, the first the base; all with others is a usage
+# error.
+"$GPUSIM" arch list | awk 'NR > 1 && NF > 3 { print $1 }' > "$tmp/gpus"
+"$GPUSIM" sweep examples/saxpy.workload --set arch=all > "$tmp/all.csv" 2> "$tmp/e21"; r=$?
+tail -n +2 "$tmp/all.csv" | cut -d, -f1 > "$tmp/swept"
+check 21 "arch=all sweeps every GPU of arch list" \
+  sh -c "test $r = 0 && test \$(wc -l < '$tmp/swept') -ge 8 &&
+         cmp -s '$tmp/swept' '$tmp/gpus' && ! grep -qx 'h100' '$tmp/swept' &&
+         awk -F, 'NR == 2 { exit !(\$(NF - 2) == 1) }' '$tmp/all.csv'"
+"$GPUSIM" sweep examples/saxpy.workload --set arch=all,h100 > "$tmp/all2.csv" 2> "$tmp/e22"; r=$?
+check 22 "arch=all with another GPU: exit 2" \
+  sh -c "test $r = 2 && test ! -s '$tmp/all2.csv' &&
+         grep -qx 'gpusim sweep: --set arch=all,h100: all stands for every GPU; give it alone' '$tmp/e22'"
