@@ -14,6 +14,7 @@ dist_examplesconfigs_DATA = examples/configs/gpt2-large.json \
 	examples/configs/phi3-mini-4k.json examples/configs/pythia-1.4b.json \
 	examples/configs/olmo-2-7b.json examples/configs/granite-3.0-2b.json \
 	examples/configs/stablelm-2-1.6b.json \
+	examples/configs/starcoder2-7b.json examples/configs/command-r-v01.json \
 	examples/configs/falcon-7b.json examples/configs/phi-2.json \
 	examples/configs/starcoderbase-1b.json \
 	examples/configs/bloom-560m.json examples/configs/bloom-7b1.json \

@@ -7,7 +7,7 @@ cd "$GS_SRCDIR" || exit 1
 J="$GS_BUILDDIR/tests/jsonq"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..42"
+echo "1..43"
 n=0
 
 ok () { n=$((n + 1)); echo "ok $n $1"; }
@@ -25,7 +25,7 @@ for w in gpt2 bert llama mixtral t5; do
 done
 
 # Every shipped config.json runs in inference (Mixtral-8x7B in fp8 and
-# Qwen3-30B-A3B in bf16, dtypes that fit them on one H100; DeepSeek-V3
+# Qwen3-30B-A3B and Command R in bf16, dtypes that fit them on one H100; DeepSeek-V3
 # and DeepSeek-V2 fit no GPU, below); the Qwen3 one (q/k norms, its own
 # head_dim) in bf16 training too, its backward above its forward.
 bad=
@@ -33,7 +33,7 @@ for c in examples/configs/*.json; do
   dt=
   case $c in
     *mixtral*) dt="--dtype fp8" ;;
-    *qwen3-30b*) dt="--dtype bf16" ;;
+    *qwen3-30b*|*command-r*) dt="--dtype bf16" ;;
     *deepseek-v3*|*deepseek-v2.json) continue ;;
   esac
   "$GPUSIM" run "$c" --arch h100 --batch 2 --seq 256 $dt --format json \
@@ -111,6 +111,18 @@ if "$GPUSIM" run tests/data/models/tiny-deepseek-v3.json --arch h100 \
   ok "deepseek_v3 generates"
 else
   fail "deepseek_v3 generates"
+fi
+
+# Command R (35B parameters) fits an 80 GB H100 in bf16 (above), not in
+# fp32: 130.3 GiB of weights.
+"$GPUSIM" run examples/configs/command-r-v01.json --arch h100 --batch 1 \
+  --seq 16 --dtype fp32 > /dev/null 2> "$tmp/err"
+st=$?
+if [ $st -eq 1 ] && grep -q "it needs at least 130.3 GiB (weights 130.3 GiB" \
+     "$tmp/err"; then
+  ok "command-r-v01 does not fit an h100 in fp32"
+else
+  fail "command-r-v01 fp32 on the h100: $st"
 fi
 
 # DeepSeek-V2-Lite (15.7B parameters, 29.3 GiB in bf16) fits an 80 GB

@@ -1559,6 +1559,117 @@ test_granite (void)
                    1000 * H + 2 * layer + H);
 }
 
+/* StarCoder2 (Starcoder2DecoderLayer of transformers 4.39): Mistral's
+ * layer with LayerNorms, a bias on every projection, the cached cos/sin
+ * gathered per layer, a plain MLP with bias. */
+#define STARCODER2_LAYER \
+  "native_layer_norm addmm addmm addmm index index " LLAMA_ROTARY " " \
+  LLAMA_ROTARY " clone clone clone bmm div add _softmax bmm contiguous " \
+  "addmm add native_layer_norm addmm gelu addmm add"
+
+/* StarCoder2: the layer's op list, use_bias false dropping every bias,
+ * the sliding window into the mask, the functional dropouts on the
+ * embeddings, the attention's output and the MLP's in training, a tied
+ * head and logits.float(). */
+static void
+test_starcoder2 (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-starcoder2.json", &r);
+  g_autofree char *l0 = op_names (p, "layers.0");
+  g_assert_cmpstr (l0, ==, STARCODER2_LAYER);
+  g_assert_nonnull (find_op (p, 0, "layers.0.mlp.c_fc", NULL));
+  g_assert_true (find_op (p, 0, "layers.0.mlp.c_proj", NULL)->bias);
+  g_assert_true (find_op (p, 0, "layers.0.self_attn.o_proj", NULL)->bias);
+  g_autoptr (GsModelPlan) nb = plan_text
+    ("nobias.json", "{ \"model_type\": \"starcoder2\", "
+     "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+     "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
+     "\"vocab_size\": 1000, \"use_bias\": false }", &r);
+  g_assert_false (find_op (nb, 0, "layers.0.self_attn.q_proj", NULL)->bias);
+  g_assert_false (find_op (nb, 0, "layers.0.mlp.c_proj", NULL)->bias);
+  /* Two key/value heads by default: repeat_kv copies. */
+  g_assert_cmpuint (count_tagged (nb, "layers.0.self_attn", -1, -1,
+                                  "clone"), ==, 3);
+
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt0 = plan_fixture ("tiny-starcoder2.json", &t);
+  g_assert_cmpuint (count_ops (pt0, 0, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 0);
+  /* Tied: the embedding once; LayerNorms with bias; biases everywhere. */
+  int64_t H = 64, F = 256;
+  int64_t layer = 2 * (H * H + H) + 2 * (H * 32 + 32) + H * F + F + F * H
+                  + H + 4 * H;
+  g_assert_cmpint (find_op (pt0, 0, "optimizer", NULL)->params, ==,
+                   1000 * H + 2 * layer + 2 * H);
+  g_autoptr (GsModelPlan) pt = plan_text
+    ("drop.json", "{ \"model_type\": \"starcoder2\", "
+     "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+     "\"num_attention_heads\": 4, \"intermediate_size\": 256, "
+     "\"vocab_size\": 1000, \"embedding_dropout\": 0.1, "
+     "\"residual_dropout\": 0.1, \"attention_dropout\": 0.1 }", &t);
+  /* The embeddings', then per layer the probabilities', the attention
+   * output's and the MLP output's. */
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 1 + 2 * 3);
+  g_assert_cmpuint (count_ops (pt, -1, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 1);
+  g_assert_nonnull (find_op (pt, 0, "layers.1.mlp", "native_dropout"));
+  g_assert_nonnull (find_op (pt, 0, "layers.1.self_attn", "native_dropout"));
+}
+
+/* Cohere (CohereDecoderLayer of transformers 4.40): one CohereLayerNorm
+ * op by op (mean, sub, pow, mean, sub, add, rsqrt, mul, the weight's mul),
+ * q, k, v, use_qk_norm's per-head norms, the rotary module per layer
+ * (position_ids.float(), inv_freq @ positions, repeat_interleave's clone,
+ * cos, sin), rotate_half's stack, attention and MLP in parallel, two
+ * adds. */
+#define COHERE_NORM "mean sub pow mean sub add rsqrt mul mul"
+#define COHERE_LAYER \
+  COHERE_NORM " mm mm mm " COHERE_NORM " " COHERE_NORM \
+  " _to_copy mm clone cos sin " LLAMA_ROTARY " " LLAMA_ROTARY \
+  " clone clone clone bmm div add _softmax bmm contiguous mm" \
+  " mm silu mm mul mm add add"
+#define COHERE_NORM_HALF \
+  "_to_copy mean sub pow mean sub add rsqrt mul _to_copy mul _to_copy"
+#define COHERE_ROTARY_HALF "_to_copy mul neg cat mul add _to_copy"
+
+/* Cohere: the layer's op list in fp32 and in bf16 (the norm's and the
+ * rotary embedding's casts), q_norm's weights per head, logits *
+ * logit_scale before logits.float(), the tied embedding counted once. */
+static void
+test_cohere (void)
+{
+  Req r = { .batch = 2, .seq = 16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-cohere.json", &r);
+  g_autofree char *l0 = op_names (p, "layers.0");
+  g_assert_cmpstr (l0, ==, COHERE_LAYER);
+  const GsOp *qn = find_op (p, 0, "layers.0.self_attn.q_norm", "mean");
+  g_assert_cmpint (qn->rows, ==, 2 * 16 * 4);
+  g_assert_null (find_op (p, 0, "post_attention_layernorm", NULL));
+  g_autofree char *head = op_names (p, "lm_head");
+  g_assert_cmpstr (head, ==, "mm mul");
+
+  Req h = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) ph = plan_fixture ("tiny-cohere.json", &h);
+  g_autofree char *ln = op_names (ph, "layers.0.input_layernorm");
+  g_assert_cmpstr (ln, ==, COHERE_NORM_HALF);
+  g_autofree char *hh = op_names (ph, "lm_head");
+  g_assert_cmpstr (hh, ==, "mm mul _to_copy");
+  g_assert_cmpuint (count_tagged (ph, "layers.0.self_attn", -1, -1,
+                                  "neg"), ==, 2);
+  g_autofree char *attn = op_names (ph, "layers.1.self_attn");
+  g_assert_nonnull (strstr (attn, "sin " COHERE_ROTARY_HALF " "
+                                  COHERE_ROTARY_HALF " clone"));
+
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-cohere.json", &t);
+  int64_t H = 64, F = 176;
+  int64_t layer = 2 * H * H + 2 * H * 32 + 3 * H * F + H + 4 * 16 + 2 * 16;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   1000 * H + 2 * layer + H);
+}
+
 #define STABLELM_ROTARY "mul neg cat mul add cat"
 #define STABLELM_ATTN \
   "index index " STABLELM_ROTARY " " STABLELM_ROTARY " clone clone clone " \
@@ -1972,6 +2083,15 @@ test_published_params (void)
      * 3 x 2048 x 5632 + 4 x 2048) + 2 x 2048: stabilityai/stablelm-2-1_6b,
      * published as 1.64B (LayerNorms with bias, q/k/v biases) */
     { "stablelm-2-1.6b.json", 1644515328LL, 1.64e9, 0 },
+    /* 49152 x 4608 + 32 x (2 x (4608 x 4608 + 4608) + 2 x (4608 x 512 +
+     * 512) + 2 x 4608 x 18432 + 18432 + 4608 + 4 x 4608) + 2 x 4608:
+     * biases everywhere, LayerNorms with bias, the head tied;
+     * bigcode/starcoder2-7b, published as 7.17B */
+    { "starcoder2-7b.json", 7173923840LL, 7.17e9, 0 },
+    /* 256000 x 8192 + 40 x (4 x 8192 x 8192 + 3 x 8192 x 22528 + 8192)
+     * + 8192: no bias anywhere, CohereLayerNorms without bias, the head
+     * tied; CohereForAI/c4ai-command-r-v01, published as 35B */
+    { "command-r-v01.json", 34980831232LL, 35e9, 0, 0.5e9 },
   };
   /* 32 tokens: in training each of DeepSeek-V3's 256 experts gets one of
    * the 32 x 8 routed rows (Qwen3-30B-A3B's 128 two, DeepSeek-V2's 160 one
@@ -3921,6 +4041,8 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/olmo2", test_olmo2);
   g_test_add_func ("/models/layers/granite", test_granite);
   g_test_add_func ("/models/layers/stablelm", test_stablelm);
+  g_test_add_func ("/models/layers/starcoder2", test_starcoder2);
+  g_test_add_func ("/models/layers/cohere", test_cohere);
   g_test_add_func ("/models/layers/neox", test_neox);
   g_test_add_func ("/models/layers/softmax-dtype", test_softmax_dtype);
   g_test_add_func ("/models/layers/falcon", test_falcon);

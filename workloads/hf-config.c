@@ -7,6 +7,7 @@
  * GemmaConfig, Gemma2Config,
  * Gemma3TextConfig (and Gemma3Config's text_config),
  * Phi3Config, Olmo2Config, GraniteConfig, StableLmConfig,
+ * Starcoder2Config, CohereConfig,
  * MixtralConfig, Qwen2MoeConfig,
  * Qwen3MoeConfig,
  * DeepseekV2Config, DeepseekV3Config,
@@ -127,6 +128,12 @@ static const FamilyKeys families[] = {
   { "stablelm", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 6912,
     "max_position_embeddings", 4096, "hidden_act", "silu" },
+  { "starcoder2", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 12288,
+    "max_position_embeddings", 4096, "hidden_act", "gelu_pytorch_tanh" },
+  { "cohere", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
+    "num_attention_heads", "vocab_size", "intermediate_size", 22528,
+    "max_position_embeddings", 8192, "hidden_act", "silu" },
   { "mixtral", GS_HF_MIXTRAL, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 14336,
     "max_position_embeddings", 131072, "hidden_act", "silu" },
@@ -169,7 +176,8 @@ gs_hf_supported_types (void)
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
          "falcon, bloom, phi, gpt_bigcode, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
-         "gemma3_text, gemma3, olmo2, granite, stablelm, "
+         "gemma3_text, gemma3, olmo2, granite, stablelm, starcoder2, "
+         "cohere, "
          "qwen2_moe, qwen3_moe, "
          "deepseek_v2, deepseek_v3, "
          "switch_transformers, t5";
@@ -1152,6 +1160,50 @@ read_bigcode (const Reader *r, GsHfConfig *c, GError **error)
   return TRUE;
 }
 
+/* StarCoder2 (Starcoder2Config, transformers 4.39): Mistral's layer with
+ * LayerNorms (norm_epsilon, checked and not kept), a bias on q, k, v, o,
+ * c_fc and c_proj (use_bias, default true), a plain MLP (c_fc, hidden_act,
+ * c_proj), functional dropouts on the embeddings (embedding_dropout) and
+ * on the attention's and the MLP's outputs (residual_dropout), the mask
+ * converter's sliding_window (null: none), tied embeddings by default.
+ * rope_theta changes only the frequencies. */
+static gboolean
+read_starcoder2 (const Reader *r, GsHfConfig *c, GError **error)
+{
+  double eps, theta;
+  c->starcoder2 = TRUE;
+  c->gated = FALSE;
+  if (!get_bool (r, "use_bias", TRUE, &c->linear_bias, error)
+      || !get_positive (r, "norm_epsilon", 1e-5, FALSE, &eps, error)
+      || !get_prob (r, "residual_dropout", 0.0, &c->p_resid, error)
+      || !get_prob (r, "embedding_dropout", 0.0, &c->p_embd, error)
+      || !get_int_or_null (r, "sliding_window", 0, &c->window, error)
+      || !get_positive (r, "rope_theta", 1e4, FALSE, &theta, error))
+    return FALSE;
+  c->o_bias = c->mlp_bias = c->linear_bias;
+  return TRUE;
+}
+
+/* Cohere (CohereConfig, transformers 4.40): attention and a SwiGLU MLP in
+ * parallel on one CohereLayerNorm (no bias, computed in fp32 op by op;
+ * layer_norm_eps checked and not kept), an optional CohereLayerNorm over
+ * each head of q and k (use_qk_norm), the rotary embedding's interleaved
+ * pairs, the logits times logit_scale (a Python float, default 0.0625),
+ * attention_bias on all four projections, tied embeddings by default. */
+static gboolean
+read_cohere (const Reader *r, GsHfConfig *c, GError **error)
+{
+  double eps, theta, scale;
+  c->cohere = TRUE;
+  c->parallel_residual = TRUE;
+  c->o_bias = c->linear_bias;
+  c->mlp_bias = FALSE;
+  return get_positive (r, "layer_norm_eps", 1e-5, FALSE, &eps, error)
+         && get_bool (r, "use_qk_norm", FALSE, &c->qk_norm, error)
+         && get_positive (r, "logit_scale", 0.0625, FALSE, &scale, error)
+         && get_positive (r, "rope_theta", 1e4, FALSE, &theta, error);
+}
+
 /* Qwen-MoE's mlp_only_layers: a list of layer indices (null: none). */
 static gboolean
 parse_dense_layers (const Reader *r, GsHfConfig *c, GError **error)
@@ -1423,22 +1475,31 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
   gboolean olmo2 = strcmp (c->model_type, "olmo2") == 0;
   gboolean granite = strcmp (c->model_type, "granite") == 0;
   gboolean stablelm = strcmp (c->model_type, "stablelm") == 0;
-  gboolean own_head = olmo2 || granite || stablelm;
+  /* StarCoder2 and Cohere (4.39, 4.40) size their heads hidden / heads
+   * too; StarCoder2 has use_bias for every bias, Cohere no MLP bias. */
+  gboolean starcoder2 = strcmp (c->model_type, "starcoder2") == 0;
+  gboolean cohere = strcmp (c->model_type, "cohere") == 0;
+  gboolean own_head = olmo2 || granite || stablelm || starcoder2
+                      || cohere;
   c->qk_norm = strcmp (c->model_type, "qwen3") == 0
                || strcmp (c->model_type, "qwen3_moe") == 0;
   /* Gemma3TextConfig gives 4 key/value heads by default, not one per
    * query head. */
   int kv_def = g_str_has_prefix (c->model_type, "gemma3") ? 4 : c->heads;
+  /* Starcoder2Config: 2 key/value heads by default. */
+  if (starcoder2)
+    kv_def = 2;
   if (!get_int (r, "num_key_value_heads", kv_def, FALSE, &c->kv_heads,
                 error)
       || (!own_head && !get_int (r, "head_dim", gemma ? 256 : 0, FALSE,
                                  &c->head_dim, error))
-      || !get_bool (r, "tie_word_embeddings", gemma, &c->tie_embeddings,
+      || !get_bool (r, "tie_word_embeddings",
+                    gemma || starcoder2 || cohere, &c->tie_embeddings,
                     error)
-      || (!stablelm && !get_bool (r, "attention_bias", FALSE,
-                                  &c->linear_bias, error))
-      || (!olmo2 && !stablelm && !get_bool (r, "mlp_bias", FALSE,
-                                            &c->mlp_bias, error))
+      || (!stablelm && !starcoder2
+          && !get_bool (r, "attention_bias", FALSE, &c->linear_bias, error))
+      || (!olmo2 && !stablelm && !starcoder2 && !cohere
+          && !get_bool (r, "mlp_bias", FALSE, &c->mlp_bias, error))
       || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error))
     return FALSE;
   c->o_bias = c->linear_bias && !qwen2;
@@ -1461,6 +1522,10 @@ read_llama (const Reader *r, GsHfConfig *c, GError **error)
     return read_granite (r, c, error);
   if (stablelm)
     return read_stablelm (r, c, error);
+  if (starcoder2)
+    return read_starcoder2 (r, c, error);
+  if (cohere)
+    return read_cohere (r, c, error);
   /* Mistral's sliding_window (MistralConfig: 4096; null: none) goes to
    * the mask converter and to flash attention, as Phi-3's. */
   if (strcmp (c->model_type, "mistral") == 0

@@ -25,7 +25,7 @@ typedef enum {
   GS_HF_GPT_BIGCODE, /* gpt_bigcode (SantaCoder, StarCoder) */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
                     * gemma3_text, gemma3 (its text_config), olmo2,
-                    * granite, stablelm */
+                    * granite, stablelm, starcoder2, cohere */
   GS_HF_MIXTRAL,   /* mixtral, qwen2_moe, qwen3_moe: Llama attention,
                     * sparse MoE MLP;
                     * deepseek_v2, deepseek_v3: latent attention,
@@ -121,6 +121,13 @@ typedef struct {
   gboolean stablelm;       /* StableLM: LayerNorms; the rotary part and the
                             * rest of each head always concatenated; the
                             * attention's and the MLP's dropout modules */
+  gboolean starcoder2;     /* StarCoder2: LayerNorms, a plain MLP (c_fc,
+                            * c_proj), functional dropouts on the
+                            * embeddings and on each sublayer's output */
+  gboolean cohere;         /* Cohere: CohereLayerNorm op by op, attention
+                            * and MLP in parallel, interleaved rotary in
+                            * fp32 per layer, logits * logit_scale;
+                            * qk_norm: its per-head q/k norms */
   gboolean head_layernorm; /* StableLM's qk_layernorm: a LayerNorm (no
                             * bias) per head of q and of k */
   gboolean parallel_residual; /* GPT-NeoX: x + attn(ln1(x)) + mlp(ln2(x));

@@ -576,6 +576,23 @@ in_fp32 (GsMg *g)
     gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
 }
 
+/* X * torch.rsqrt(VAR + eps) in fp32 (a norm's upcast section): add,
+ * rsqrt, mul. */
+static int
+scale_by_rsqrt (GsMg *g, int x, int var, int64_t rows, int64_t cols)
+{
+  int e = gs_mg_pointwise (g, "add", GS_BW_PASS, var, -1, rows, 1, 1, 0,
+                           TRUE);
+  in_fp32 (g);
+  int r = gs_mg_pointwise (g, "rsqrt", GS_BW_RSQRT, e, -1, rows, 1, 1, 1,
+                           FALSE);
+  in_fp32 (g);
+  int y = gs_mg_pointwise (g, "mul", GS_BW_MUL, x, r, rows, cols, 1, 0,
+                           FALSE);
+  in_fp32 (g);
+  return y;
+}
+
 int
 gs_mb_gemma_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
 {
@@ -590,14 +607,7 @@ gs_mb_gemma_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
   in_fp32 (g);
   int m = gs_mg_reduce (g, "mean", GS_BW_MEAN, p, rows, cols, 1);
   in_fp32 (g);
-  int e = gs_mg_pointwise (g, "add", GS_BW_PASS, m, -1, rows, 1, 1, 0, TRUE);
-  in_fp32 (g);
-  int r = gs_mg_pointwise (g, "rsqrt", GS_BW_RSQRT, e, -1, rows, 1, 1, 1,
-                           FALSE);
-  in_fp32 (g);
-  int y = gs_mg_pointwise (g, "mul", GS_BW_MUL, x, r, rows, cols, 1, 0,
-                           FALSE);
-  in_fp32 (g);
+  int y = scale_by_rsqrt (g, x, m, rows, cols);
   /* output * (1.0 + self.weight.float()) */
   int w = gs_mg_param (g, cols, cols);
   if (half)
@@ -609,6 +619,45 @@ gs_mb_gemma_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
   y = gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w1, rows, cols, 1, 0, FALSE);
   in_fp32 (g);
   if (half)   /* .type_as(x) */
+    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
+                         FALSE);
+  return y;
+}
+
+int
+gs_mb_cohere_layernorm (GsMb *b, int x, int64_t rows, int64_t cols,
+                        int64_t weight)
+{
+  GsMg *g = b->g;
+  gboolean half = half_dtype (g);
+  gs_mg_module (g);
+  if (half)   /* hidden_states.to(torch.float32) */
+    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
+                         FALSE);
+  int mean = gs_mg_reduce (g, "mean", GS_BW_MEAN, x, rows, cols, 1);
+  in_fp32 (g);
+  /* variance = (x - mean).pow(2).mean(-1) */
+  int d = gs_mg_pointwise (g, "sub", GS_BW_ADD_BCAST, x, mean, rows, cols, 1,
+                           0, FALSE);
+  in_fp32 (g);
+  int p = gs_mg_pointwise (g, "pow", GS_BW_POW, d, -1, rows, cols, 1, 0,
+                           TRUE);
+  in_fp32 (g);
+  int var = gs_mg_reduce (g, "mean", GS_BW_MEAN, p, rows, cols, 1);
+  in_fp32 (g);
+  /* (x - mean) * torch.rsqrt(variance + eps) */
+  d = gs_mg_pointwise (g, "sub", GS_BW_ADD_BCAST, x, mean, rows, cols, 1, 0,
+                       FALSE);
+  in_fp32 (g);
+  int y = scale_by_rsqrt (g, d, var, rows, cols);
+  /* self.weight.to(torch.float32) * hidden_states */
+  int w = gs_mg_param (g, weight, cols);
+  if (half)
+    w = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, w, -1, weight / cols,
+                         cols, 0, 0, FALSE);
+  y = gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w, rows, cols, 1, 0, FALSE);
+  in_fp32 (g);
+  if (half)   /* .to(input_dtype) */
     y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
                          FALSE);
   return y;

@@ -136,6 +136,12 @@ int gs_mb_olmo2_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols);
  * back: pow, mean, add, rsqrt, mul, add, mul (plus three casts in half
  * precision: x, the weight, the result). */
 int gs_mb_gemma_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols);
+/* CohereLayerNorm (transformers 4.40) over COLS, op by op in fp32 (x
+ * cast up, mean, x - mean, pow, mean, x - mean again, + eps, rsqrt, *,
+ * the weight of WEIGHT elements cast up and multiplied, the cast back),
+ * no bias; the weight is [heads, head_dim] for the per-head q/k norms. */
+int gs_mb_cohere_layernorm (GsMb *b, int x, int64_t rows, int64_t cols,
+                            int64_t weight);
 /* KV cache append (torch.cat along the sequence) of a decode step:
  * returns the [B, heads, past + seq, D] tensor. */
 int gs_mb_cache_cat (GsMb *b, int x, int64_t heads, int64_t head_dim);

@@ -1,7 +1,7 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
  * configs, GPT-BigCode, GPT-Neo, GPT-NeoX, Falcon, BLOOM, Phi, OPT,
  * Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2/Gemma 3, Phi-3, OLMo 2,
- * Granite, StableLM, Mixtral,
+ * Granite, StableLM, StarCoder2, Cohere, Mixtral,
  * Qwen-MoE, DeepSeek-V2/V3) as
  * transformers 4.36 runs them (the newer families with their own modules'
  * differences):
@@ -37,8 +37,8 @@ attn_defaults (const GsMb *b, GsMbAttn *a)
 
 /* The LM head: logits = lm_head(hidden) over every position (Phi's with
  * a bias); Gemma-2 soft-caps them (logits / cap, tanh, * cap) before
- * logits.float(); Granite divides them by logits_scaling (a Python
- * float). */
+ * logits.float(); Granite divides them by logits_scaling, Cohere
+ * multiplies them by logit_scale (Python floats). */
 static GsMbOut
 lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
 {
@@ -58,6 +58,9 @@ lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
     }
   if (b->cfg->granite)
     logits = gs_mg_pointwise (g, "div", GS_BW_SCALE, logits, -1, T, V, 1, 0,
+                              TRUE);
+  if (b->cfg->cohere)   /* logits * self.logit_scale */
+    logits = gs_mg_pointwise (g, "mul", GS_BW_SCALE, logits, -1, T, V, 1, 0,
                               TRUE);
   gs_mg_val (g, logits)->keep = TRUE;
   if (float_logits && g->opt.dtype != GS_DTYPE_FP32)  /* logits.float() */
@@ -559,16 +562,18 @@ rotary_tables (GsMb *b, int *cos, int *sin)
 /* The start of a rotary embedding module run once a forward (Gemma 3's,
  * DeepSeek-V2's) under SCOPE, under no_grad and autocast off:
  * position_ids.float() and inv_freq @ positions, a GEMM of depth 1.
+ * LAYER: the layer whose module it is (Cohere's), or -1.
  * Returns the angles, [*ROWS positions, D / 2] in fp32: position_ids is
  * cache_position.unsqueeze(0), one row, where generate() passes one per
  * sequence. */
 static int
-rotary_angles (GsMb *b, const char *scope, int64_t D, int64_t *rows)
+rotary_angles (GsMb *b, int layer, const char *scope, int64_t D,
+               int64_t *rows)
 {
   GsMg *g = b->g;
   int64_t n = b->generate ? b->batch : 1;
   *rows = n * b->seq;
-  gs_mb_scope (b, -1, scope);
+  gs_mb_scope (b, layer, "%s", scope);
   gs_mg_module (g);
   gs_mg_host (g, GS_HOST_VIEW, 4);
   int inv = gs_mg_input (g, D / 2, D / 2);
@@ -592,7 +597,7 @@ rotary_emb (GsMb *b, const char *name, int *cos, int *sin)
 {
   GsMg *g = b->g;
   int64_t D = b->cfg->head_dim, rows;
-  int f = rotary_angles (b, name, D, &rows);
+  int f = rotary_angles (b, -1, name, D, &rows);
   int e = cat2 (g, f, f, rows, D);
   gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
   int t[2];
@@ -629,7 +634,7 @@ rotary_polar (GsMb *b, const char *name)
 {
   GsMg *g = b->g;
   int64_t R = b->cfg->qk_rope_dim, rows;
-  int f = rotary_angles (b, name, R, &rows);
+  int f = rotary_angles (b, -1, name, R, &rows);
   gs_mg_host (g, GS_HOST_VIEW, 1);             /* transpose(1, 2) */
   gs_mg_fill (g, "ones_like", rows, R / 2);
   gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
@@ -639,6 +644,29 @@ rotary_polar (GsMb *b, const char *name)
   t = gs_mg_pointwise (g, "mul", GS_BW_NONE, t, -1, rows, R, 1, 0, TRUE);
   gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
   return t;
+}
+
+/* CohereRotaryEmbedding (transformers 4.40), run by layer I's attention
+ * under no_grad and autocast off: position_ids.float(), inv_freq @
+ * positions, transpose (a view), repeat_interleave(freqs, 2, dim=-1)
+ * (unsqueeze, expand and one contiguous clone), cos, sin, all in fp32 and
+ * not cast: COS and SIN, [rows of positions, head_dim]. */
+static void
+cohere_rotary_emb (GsMb *b, int i, int *cos, int *sin)
+{
+  GsMg *g = b->g;
+  int64_t D = b->cfg->head_dim, rows;
+  g_autofree char *scope =
+    g_strdup_printf ("model.layers.%d.self_attn.rotary_emb", i);
+  int f = rotary_angles (b, i, scope, D, &rows);
+  gs_mg_host (g, GS_HOST_VIEW, 4);        /* transpose, unsqueeze, expand */
+  int e = gs_mg_copy (g, "clone", GS_BW_NONE, f, rows, D);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  *cos = gs_mg_pointwise (g, "cos", GS_BW_NONE, e, -1, rows, D, 1, 1, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  *sin = gs_mg_pointwise (g, "sin", GS_BW_NONE, e, -1, rows, D, 1, 1, FALSE);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
 }
 
 /* DeepSeek-V2's apply_rotary_emb on the query's rotary parts (Q, HEADS
@@ -680,25 +708,52 @@ rotary_complex (GsMb *b, int *q, int *k, int64_t heads, int64_t R,
  * rotate_half = cat(-x2, x1).  A partial rotary embedding (Phi-3's
  * partial_rotary_factor) turns x[..., :R] and concatenates x[..., R:]
  * after it; StableLM concatenates the rest even when it is empty (a copy
- * of the turned part). */
+ * of the turned part).  Cohere's (4.40) runs in fp32: x.float() first
+ * (a copy below fp32), rotate_half as stack([-x[..., 1::2], x[..., ::2]],
+ * -1).flatten(-2) (strided halves; the stack one kernel), the result cast
+ * back to the model's dtype. */
+/* The op just added writes fp32 when UP (Cohere's upcast rotary). */
+static void
+fp32_if (GsMg *g, gboolean up)
+{
+  if (up)
+    gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+}
+
 static int
 rotary_part (GsMb *b, int x, int64_t heads, int64_t D, int64_t R, int cos,
              int sin)
 {
   GsMg *g = b->g;
   int64_t rows = b->batch * heads * b->seq;
+  gboolean up = b->cfg->cohere && g->opt.dtype != GS_DTYPE_FP32
+                && g->opt.dtype != GS_DTYPE_TF32;
+  if (up)
+    {
+      x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, D, 0, 0,
+                           FALSE);
+      fp32_if (g, up);
+    }
   int xr = R < D ? gs_mg_slice (g, x, rows * R, R) : x;
   int xc = gs_mg_pointwise (g, "mul", GS_BW_MUL, xr, cos, rows, R, 1, 0,
                             FALSE);
+  fp32_if (g, up);
   int x1 = gs_mg_slice (g, xr, rows * R / 2, R / 2);
   int x2 = gs_mg_slice (g, xr, rows * R / 2, R / 2);
   int nx2 = gs_mg_pointwise (g, "neg", GS_BW_SCALE, x2, -1, rows, R / 2, 1,
                              0, FALSE);
+  fp32_if (g, up);
   int r = cat2 (g, nx2, x1, rows, R);
+  fp32_if (g, up);
   int rs = gs_mg_pointwise (g, "mul", GS_BW_MUL, r, sin, rows, R, 1, 0,
                             FALSE);
+  fp32_if (g, up);
   int e = gs_mg_pointwise (g, "add", GS_BW_PASS, xc, rs, rows, R, 1, 0,
                            FALSE);
+  fp32_if (g, up);
+  if (up)     /* .to(dtype=dtype) */
+    return gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, e, -1, rows, D, 0, 0,
+                            FALSE);
   if (R < D || b->cfg->stablelm)
     e = cat2 (g, e, gs_mg_slice (g, x, rows * (D - R), D - R), rows, D);
   return e;
@@ -719,13 +774,16 @@ layer_window (const GsHfConfig *c, int i)
 }
 
 /* The layer's norm: Llama's RMSNorm, Gemma's ((1 + weight) in fp32),
- * OLMo 2's (the weight before the cast back) or StableLM's LayerNorm. */
+ * OLMo 2's (the weight before the cast back), StableLM's and StarCoder2's
+ * LayerNorm or Cohere's. */
 static int
 llama_norm (GsMb *b, int x, int64_t rows, int64_t cols)
 {
   const GsHfConfig *c = b->cfg;
-  if (c->stablelm)
+  if (c->stablelm || c->starcoder2)
     return gs_mg_layernorm (b->g, x, rows, cols);
+  if (c->cohere)
+    return gs_mb_cohere_layernorm (b, x, rows, cols, cols);
   if (c->post_norm)
     return gs_mb_olmo2_rmsnorm (b, x, rows, cols);
   return c->gemma ? gs_mb_gemma_rmsnorm (b, x, rows, cols)
@@ -766,7 +824,8 @@ head_layernorm (GsMb *b, int i, const char *name, int x, int64_t heads)
 
 /* ROPE: the cos and sin tables the model computed once for this layer
  * (Gemma 3's, OLMo 2's, Granite's), or NULL for the layer's own
- * (Llama's 4.36 gathers). */
+ * (Llama's 4.36 gathers, Mistral's as StarCoder2 4.39 runs them, Cohere's
+ * per-layer module). */
 static int
 llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
 {
@@ -797,7 +856,8 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
     {
       /* Qwen3: q_norm over each head, before the transpose; OLMo 2: over
        * the whole projection. */
-      gboolean qwen3_norm = c->qk_norm && !c->gemma3 && !c->post_norm;
+      gboolean qwen3_norm = c->qk_norm && !c->gemma3 && !c->post_norm
+                            && !c->cohere;
       q = gs_mg_linear (g, "q_proj", x, T, H, c->heads * D, -1, bias, FALSE);
       if (qwen3_norm)
         q = gs_mb_rmsnorm (b, q, T * c->heads, D);
@@ -817,6 +877,16 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
           gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
         }
       v = gs_mg_linear (g, "v_proj", x, T, H, KV * D, -1, bias, FALSE);
+    }
+  if (c->cohere && c->qk_norm)
+    {
+      /* Cohere's use_qk_norm: q_norm and k_norm over each head of the
+       * [B, S, heads, D] views (contiguous), weights [heads, D]. */
+      gs_mb_scope (b, i, "model.layers.%d.self_attn.q_norm", i);
+      q = gs_mb_cohere_layernorm (b, q, T * c->heads, D, c->heads * D);
+      gs_mb_scope (b, i, "model.layers.%d.self_attn.k_norm", i);
+      k = gs_mb_cohere_layernorm (b, k, T * KV, D, KV * D);
+      gs_mb_scope (b, i, "model.layers.%d.self_attn", i);
     }
   if (c->gemma3)
     {
@@ -846,6 +916,8 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
       cos = rope[0];
       sin = rope[1];
     }
+  else if (c->cohere)
+    cohere_rotary_emb (b, i, &cos, &sin);
   else
     rotary_tables (b, &cos, &sin);
   q = rotary (b, q, c->heads, cos, sin);
@@ -875,8 +947,11 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
   a.drop_module = c->stablelm;      /* StableLM's nn.Dropout */
   gs_mg_host (g, GS_HOST_PY, 8);
   int ctx = gs_mb_attention (b, &a, q, k, v);
-  return gs_mg_linear (g, "o_proj", ctx, T, c->heads * D, H, -1, c->o_bias,
-                       FALSE);
+  int o = gs_mg_linear (g, "o_proj", ctx, T, c->heads * D, H, -1, c->o_bias,
+                        FALSE);
+  if (c->starcoder2)    /* F.dropout(attn_output, residual_dropout) */
+    o = gs_mg_dropout (g, o, T, H, c->p_resid, FALSE);
+  return o;
 }
 
 /* DeepseekV3Attention and DeepseekV2Attention (multi-head latent
@@ -969,6 +1044,23 @@ deepseek_attn (GsMb *b, int i, int x, int mask, int freqs)
                        FALSE);
 }
 
+/* An MLP module of layer I under SCOPE: nn.Linear UP (with bias when
+ * BIAS) to the inner width, the activation, nn.Linear DOWN back
+ * (GPT-NeoX's, Phi's, StarCoder2's). */
+static int
+linear_act_mlp (GsMb *b, int i, const char *scope, const char *up,
+                const char *down, int x, gboolean bias)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, scope, i);
+  gs_mg_module (g);
+  int h = gs_mg_linear (g, up, x, T, H, c->ffn, -1, bias, FALSE);
+  h = gs_mb_act (b, c->act, h, T, c->ffn);
+  return gs_mg_linear (g, down, h, T, c->ffn, H, -1, bias, FALSE);
+}
+
 static int
 llama_mlp (GsMb *b, int i, int x)
 {
@@ -985,6 +1077,13 @@ llama_mlp (GsMb *b, int i, int x)
       gs_mb_scope (b, i, c->qwen_moe ? "model.layers.%d.mlp"
                                      : "model.layers.%d.block_sparse_moe", i);
       return gs_mb_mixtral_moe (b, x, T, H);
+    }
+  if (c->starcoder2)
+    {
+      /* Starcoder2MLP: c_fc, act, c_proj, F.dropout(residual_dropout). */
+      int m = linear_act_mlp (b, i, "model.layers.%d.mlp", "c_fc", "c_proj",
+                              x, c->mlp_bias);
+      return gs_mg_dropout (g, m, T, H, c->p_resid, FALSE);
     }
   gs_mb_scope (b, i, "model.layers.%d.mlp", i);
   gs_mg_module (g);
@@ -1081,6 +1180,8 @@ gs_mb_llama (GsMb *b)
    * Phi-3's), not Gemma-2's, whose layers build their own. */
   int mask = gs_mb_causal_mask_4d (b, b->generate,
                                    c->local == NULL ? c->window : 0);
+  if (c->starcoder2)    /* F.dropout(inputs_embeds, embedding_dropout) */
+    h = gs_mg_dropout (g, h, T, H, c->p_embd, FALSE);
   /* Gemma 3: the global layers' table (rope_theta, rope_scaling), then
    * the sliding layers' (rope_local_base_freq); OLMo 2 (transformers
    * 4.47) and Granite (4.45): Llama's one table a forward. */
@@ -1133,10 +1234,12 @@ gs_mb_llama (GsMb *b)
         }
       if (c->parallel_residual)
         {
-          /* StableLM: residual + attn(ln1(x)) + dropout(mlp(ln1(x))). */
+          /* StableLM: residual + attn(ln1(x)) + dropout(mlp(ln1(x)));
+           * Cohere: residual + attn(ln(x)) + mlp(ln(x)). */
           int m = llama_mlp (b, i, x);
           gs_mb_scope (b, i, "model.layers.%d", i);
-          m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+          if (c->stablelm)
+            m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
           h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, a, T, H, 1, 0,
                                FALSE);
           h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0,
@@ -1225,28 +1328,11 @@ neox_attn (GsMb *b, int i, int x, int mask)
   return gs_mg_linear (g, "dense", ctx, T, H, H, -1, c->linear_bias, FALSE);
 }
 
-/* An MLP module of layer I under SCOPE: nn.Linear UP (with bias) to the
- * inner width, the activation, nn.Linear DOWN (with bias) back
- * (GPT-NeoX's, Phi's). */
-static int
-linear_act_mlp (GsMb *b, int i, const char *scope, const char *up,
-                const char *down, int x)
-{
-  GsMg *g = b->g;
-  const GsHfConfig *c = b->cfg;
-  int64_t T = b->batch * b->seq, H = c->hidden;
-  gs_mb_scope (b, i, scope, i);
-  gs_mg_module (g);
-  int h = gs_mg_linear (g, up, x, T, H, c->ffn, -1, TRUE, FALSE);
-  h = gs_mb_act (b, c->act, h, T, c->ffn);
-  return gs_mg_linear (g, down, h, T, c->ffn, H, -1, TRUE, FALSE);
-}
-
 static int
 neox_mlp (GsMb *b, int i, int x)
 {
   return linear_act_mlp (b, i, "gpt_neox.layers.%d.mlp", "dense_h_to_4h",
-                         "dense_4h_to_h", x);
+                         "dense_4h_to_h", x, TRUE);
 }
 
 GsMbOut
@@ -1614,7 +1700,8 @@ phi_layer (GsMb *b, int i, int h, int mask)
   int a = phi_attn (b, i, x, mask);
   gs_mb_scope (b, i, "model.layers.%d", i);
   a = gs_mg_dropout (g, a, T, H, c->p_resid, TRUE);
-  int m = linear_act_mlp (b, i, "model.layers.%d.mlp", "fc1", "fc2", x);
+  int m = linear_act_mlp (b, i, "model.layers.%d.mlp", "fc1", "fc2", x,
+                          TRUE);
   gs_mb_scope (b, i, "model.layers.%d", i);
   m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
   a = gs_mg_pointwise (g, "add", GS_BW_PASS, a, m, T, H, 1, 0, FALSE);
