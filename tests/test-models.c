@@ -284,6 +284,17 @@ test_bad_requests (void)
       "biases" },
     { "tiny-bloom.json", { .attention = "flash2", .dtype = GS_DTYPE_BF16 },
       GS_ERROR_PREDICT, "use --attention eager" },
+    /* GPT-J gathers sin/cos rows from n_positions (256) of them; MPT's
+     * ALiBi tensor spans max_seq_len (128) keys. */
+    { "tiny-gptj.json", { .seq = 257 }, GS_ERROR_PREDICT,
+      "257 tokens exceed the model's 256 positions of its sin/cos table "
+      "(n_positions); use --seq 256 or less" },
+    { "tiny-mpt.json", { .seq = 120, .gen = 10 }, GS_ERROR_PREDICT,
+      "129 tokens exceed the model's 128 positions of its ALiBi tensor "
+      "(max_seq_len); use --seq 119 or less" },
+    { "tiny-mpt.json", { .attention = "sdpa", .dtype = GS_DTYPE_BF16 },
+      GS_ERROR_PREDICT, "attention sdpa: the model's attention adds ALiBi "
+      "biases" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -354,6 +365,14 @@ typedef struct {
  *         add) x2, cat of the rest x2, matmul[bmm], div, add, softmax,
  *         matmul[clone v, bmm], contiguous, dense, fc1, gelu_new x8,
  *         fc2, add, add (in half precision five casts more)         = 38
+ *  gptj   ln_1, q, k, v, repeat of the table and of the position ids,
+ *         gather, (clone sin, clone cos, mul, neg, stack, mul, add) x2,
+ *         cat of the rest x2, matmul[clone q, clone k^T, bmm], where,
+ *         div, softmax, matmul[clone v, bmm], contiguous, out_proj,
+ *         fc_in, gelu_new x8, fc_out, add, add                      = 45
+ *  mpt    norm_1, Wqkv, matmul[clone q, clone k^T, bmm], mul, + alibi,
+ *         masked_fill, softmax, matmul[clone v, bmm], contiguous,
+ *         out_proj, add, norm_2, up_proj, gelu, down_proj, add     = 19
  *  bigcode ln, c_attn, q reshape clone, baddbmm, where, softmax, bmm,
  *         c_proj, add, ln, c_fc, gelu, c_proj, add (multi_query)    = 14
  *  bloom  ln, query_key_value, reshape clones of q, k, v, copy_ of the
@@ -377,6 +396,8 @@ static const LayerCase layer_cases[] = {
   { "tiny-granite.json", 1, 44, 9 },
   { "tiny-stablelm.json", 1, 36, 9 },
   { "tiny-phi.json", 1, 38, 8 },
+  { "tiny-gptj.json", 1, 45, 8 },
+  { "tiny-mpt.json", 1, 19, 6 },
   { "tiny-bigcode.json", 1, 14, 6 },
   { "tiny-bloom.json", 1, 26, 6 },
 };
@@ -2018,6 +2039,16 @@ test_published_params (void)
      * head tied; tiiuae/falcon-7b's 7.22B also counts the lm_head.weight
      * its checkpoint stores, 65024 x 4544 more */
     { "falcon-7b.json", 6921720704LL, 7.22e9, 65024LL * 4544 },
+    /* 50400 x 4096 + 28 x (2 x 4096 + 4 x 4096 x 4096 + 4096 x 16384 +
+     * 16384 + 16384 x 4096 + 4096) + 2 x 4096 + 4096 x 50400 + 50400: no
+     * bias on q, k, v and out_proj, an untied lm_head with bias;
+     * EleutherAI/gpt-j-6b, published as 6.05B (its card: 6B) */
+    { "gpt-j-6b.json", 6050882784LL, 6.05e9, 0 },
+    /* 50432 x 4096 + 32 x (2 x 4096 + 3 x 4096 x 4096 + 4096 x 4096 + 2 x
+     * 4096 x 16384) + 4096: no bias anywhere, LayerNorm weights only, the
+     * head tied; mosaicml/mpt-7b, published as 6.7B: 6.65B at two
+     * decimals, rounded once more */
+    { "mpt-7b.json", 6649286656LL, 6.7e9, 0, 0.051e9 },
     /* 51200 x 2560 + 32 x (2 x 2560 + 4 x (2560 x 2560 + 2560) + 2560 x
      * 10240 + 10240 + 10240 x 2560 + 2560) + 2 x 2560 + 2560 x 51200 +
      * 51200: biases on q, k, v, dense, fc1, fc2 and the untied lm_head;
@@ -2983,6 +3014,213 @@ test_bloom (void)
   g_assert_cmpint (gs_op_elems (find_op (pd, 0, attn, "copy_")), ==,
                    2 * 4 * 17);
   g_assert_cmpuint (count_ops (pd, 0, -1, GS_OP_COPY, "clone"), ==, 0);
+}
+
+/* GPT-J (transformers 4.36, eager; B=2, S=16, n_embd 64, 4 heads of 16,
+ * rotary_dim 8):
+ *  q_proj, k_proj, v_proj without bias; the fp32 sin/cos table repeated,
+ *  the position ids repeated, gather; for k, then q: repeat_interleave
+ *  of sin and cos (a clone each), x * cos, neg, stack, * sin, add (fp32
+ *  from the table); each cat'ed with the rest (fp32); in half precision
+ *  the keys cast back for the cache (use_cache); q @ k^T in fp32 (the
+ *  matmul's copies of q and k too), where, / scale_attn, softmax in fp32
+ *  and the cast back; @ v; heads merged; out_proj; the MLP on the same
+ *  ln_1; attn + mlp + residual. */
+static void
+test_gptj (void)
+{
+  static const struct {
+    const char *file;
+    GsDtype dtype;
+    const char *ops;       /* layer 1, eager inference */
+  } cases[] = {
+    { "tiny-gptj.json", GS_DTYPE_BF16,
+      "native_layer_norm mm mm mm repeat repeat gather "
+      "clone clone mul neg stack mul add clone clone mul neg stack mul add "
+      "cat cat _to_copy clone clone bmm where div _softmax _to_copy "
+      "clone bmm contiguous mm addmm mul pow mul add mul tanh add mul addmm "
+      "add add" },
+    { "tiny-gptj.json", GS_DTYPE_FP32,
+      "native_layer_norm mm mm mm repeat repeat gather "
+      "clone clone mul neg stack mul add clone clone mul neg stack mul add "
+      "cat cat clone clone bmm where div _softmax "
+      "clone bmm contiguous mm addmm mul pow mul add mul tanh add mul addmm "
+      "add add" },
+    /* rotary_dim null with one head: the whole head turned, no cat;
+     * use_cache false: no cast for the cache. */
+    { "tiny-gptj-whole.json", GS_DTYPE_BF16,
+      "native_layer_norm mm mm mm repeat repeat gather "
+      "clone clone mul neg stack mul add clone clone mul neg stack mul add "
+      "clone clone bmm where div _softmax _to_copy "
+      "clone bmm contiguous mm addmm mul pow mul add mul tanh add mul addmm "
+      "add add" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Req r = { .batch = 2, .seq = 16, .dtype = cases[i].dtype };
+      g_autoptr (GsModelPlan) p = plan_fixture (cases[i].file, &r);
+      g_autofree char *names = layer_op_names (p, 1, -1);
+      g_test_message ("%s %s: %s", cases[i].file,
+                      gs_dtype_name (cases[i].dtype), names);
+      g_assert_cmpstr (names, ==, cases[i].ops);
+    }
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-gptj.json", &r);
+  g_autofree char *pre = layer_op_names (p, -1, -1);
+  /* Position ids, wte, ln_f, lm_head with bias, .to(float32). */
+  g_assert_cmpstr (pre, ==, "arange embedding native_layer_norm addmm "
+                   "_to_copy");
+  const char *attn = "h.0.attn";
+  const GsOp *qp = find_op (p, 0, "h.0.attn.q_proj", NULL);
+  assert_gemm (qp, 1, 32, 64, 64);
+  g_assert_false (qp->bias);
+  g_assert_true (find_op (p, 0, "h.0.mlp.fc_in", NULL)->bias);
+  g_assert_true (find_op (p, 0, "lm_head", NULL)->bias);
+  /* The scores GEMM and what follows it up to the softmax in fp32, the
+   * context GEMM in bf16. */
+  const GsOp *sc = find_op (p, 0, "h.0.attn.matmul", "bmm");
+  assert_gemm (sc, 8, 16, 16, 16);
+  g_assert_cmpint (sc->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 0, "h.0.attn.matmul", "clone")->dtype, ==,
+                   GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 0, attn, "where")->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 0, attn, "_softmax")->dtype, ==,
+                   GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 1, "h.0.attn.matmul", "bmm")->dtype, ==,
+                   GS_DTYPE_BF16);
+  /* The rotary part: 8 of each head's 16 dimensions, the table's 256
+   * rows repeated once (one row of position ids), the turned parts
+   * fp32, the stack in bf16. */
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, attn, "repeat")), ==,
+                   256 * 8);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, attn, "gather")), ==, 16 * 8);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, attn, "mul")), ==,
+                   2 * 16 * 4 * 8);
+  g_assert_cmpint (find_op (p, 0, attn, "mul")->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 0, attn, "stack")->dtype, ==, GS_DTYPE_BF16);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, attn, "cat")), ==,
+                   2 * 16 * 4 * 16);
+  g_assert_cmpint (find_op (p, 0, attn, "cat")->dtype, ==, GS_DTYPE_FP32);
+  /* The mask value copied from the host: a wait in every layer. */
+  g_assert_cmpuint (count_waits (p, "h.0.attn"), ==, 1);
+  g_assert_cmpuint (count_waits (p, "h.1.attn"), ==, 1);
+
+  /* Training: the dropouts (embd, attn, resid on both branches) and the
+   * parameters: no bias on the attention's four projections. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-gptj.json", &t);
+  g_assert_cmpuint (count_ops (pt, 0, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 3);
+  int64_t H = 64, F = 256, V = 1000;
+  int64_t layer = 2 * H + 4 * H * H + H * F + F + F * H + H;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   V * H + 2 * layer + 2 * H + H * V + V);
+
+  /* A decode step: one query against 17 cached keys; the key cat (fp16
+   * past, fp32 key) in fp32 and cast back for the cache. */
+  Req dec = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode",
+              .dtype = GS_DTYPE_FP16 };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-gptj.json", &dec);
+  assert_gemm (find_op (pd, 0, "h.0.attn.matmul", "bmm"), 8, 1, 17, 16);
+  g_assert_cmpint (find_op (pd, 2, attn, "cat")->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpint (gs_op_elems (find_op (pd, 0, attn, "_to_copy")), ==,
+                   2 * 4 * 17 * 16);
+  g_assert_cmpuint (count_ops (pd, 0, -1, GS_OP_COPY, "clone"), ==, 4);
+
+  /* generate() passes a row of position ids per sequence: the table is
+   * repeated for each. */
+  Req gen = { .batch = 2, .seq = 16, .gen = 2 };
+  g_autoptr (GsModelPlan) pg = plan_fixture ("tiny-gptj.json", &gen);
+  g_assert_cmpint (gs_op_elems (find_op (pg, 0, attn, "repeat")), ==,
+                   2 * 256 * 8);
+}
+
+/* MPT (transformers 4.36's MptForCausalLM; B=2, S=16, d_model 64, 4
+ * heads of 16, max_seq_len 128): before the layers torch.ones for the
+ * mask, build_alibi_bias over 128 positions (arange; arange, * 8 / 4,
+ * pow, reciprocal, * 1.0; positions x slopes; cast), the bool mask
+ * (arange, <, copy into the mask, .to(bool), ~, |); per layer norm_1
+ * (no bias), Wqkv, q @ k^T * softmax_scale, + the ALiBi slice,
+ * masked_fill, softmax(scores.float()) and the cast back, @ v, heads
+ * merged, out_proj, + residual, norm_2, up_proj, GELU, down_proj, +
+ * residual; norm_f; the tied head. */
+static void
+test_mpt (void)
+{
+  static const struct {
+    GsDtype dtype;
+    const char *ops;
+  } cases[] = {
+    { GS_DTYPE_BF16,
+      "native_layer_norm mm clone clone bmm mul add masked_fill _to_copy "
+      "_softmax _to_copy clone bmm contiguous mm add native_layer_norm mm "
+      "gelu mm add" },
+    { GS_DTYPE_FP32,
+      "native_layer_norm mm clone clone bmm mul add masked_fill _softmax "
+      "clone bmm contiguous mm add native_layer_norm mm gelu mm add" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Req r = { .batch = 2, .seq = 16, .dtype = cases[i].dtype };
+      assert_layer_ops ("tiny-mpt.json", &r, 1, cases[i].ops);
+    }
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-mpt.json", &r);
+  g_autofree char *pre = layer_op_names (p, -1, -1);
+  g_test_message ("outside the layers: %s", pre);
+  g_assert_cmpstr (pre, ==,
+                   "embedding ones arange arange mul pow reciprocal mul mul "
+                   "_to_copy arange lt copy_ _to_copy bitwise_not bitwise_or "
+                   "native_layer_norm mm");
+  const char *attn = "blocks.0.attn";
+  const GsOp *qkv = find_op (p, 0, "blocks.0.attn.Wqkv", NULL);
+  assert_gemm (qkv, 1, 32, 3 * 64, 64);
+  g_assert_false (qkv->bias);
+  g_assert_false (find_op (p, 0, "blocks.0.ffn.up_proj", NULL)->bias);
+  assert_gemm (find_op (p, 0, "blocks.0.ffn.up_proj", NULL), 1, 32, 256, 64);
+  assert_gemm (find_op (p, 0, "blocks.0.attn.matmul", "bmm"), 8, 16, 16, 16);
+  /* The ALiBi tensor [4, 1, 128] in fp32; its slice of 16 keys added to
+   * every sequence's scores, then the bool mask. */
+  g_assert_cmpint (gs_op_elems (find_op (p, 2, "transformer", "mul")), ==,
+                   4 * 128);
+  g_assert_cmpint (find_op (p, 2, "transformer", "mul")->dtype, ==,
+                   GS_DTYPE_FP32);
+  const GsOp *add = find_op (p, 0, attn, "add");
+  g_assert_cmpint (gs_op_elems (add), ==, 2 * 4 * 16 * 16);
+  g_assert_cmpint (add->bcast_elems, ==, 4 * 16);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, attn, "masked_fill")), ==,
+                   2 * 4 * 16 * 16);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, "transformer",
+                                         "bitwise_or")), ==, 2 * 16 * 16);
+
+  /* Six heads (not a power of two): the slopes of eight, then a cat of
+   * the odd and even ones; an untied head; no dropout without
+   * attn_pdrop. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) p6 = plan_fixture ("tiny-mpt-6.json", &t);
+  g_assert_cmpuint (count_ops (p6, -1, GS_PHASE_FORWARD, -1, "cat"), ==, 1);
+  g_assert_cmpint (gs_op_elems (find_op (p6, 0, "transformer", "arange")),
+                   ==, 64);
+  g_assert_cmpuint (count_ops (p6, 0, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 0);
+  int64_t H = 96, V = 1000;
+  int64_t layer = 2 * H + 3 * H * H + H * H + 2 * 4 * H * H;
+  g_assert_cmpint (find_op (p6, 0, "optimizer", NULL)->params, ==,
+                   V * H + 2 * layer + H + H * V);
+  /* attn_pdrop drives the attention's, the output's and the MLP's
+   * dropouts. */
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-mpt.json", &t);
+  g_assert_cmpuint (count_ops (pt, 0, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 3);
+
+  /* A decode step: one query, 17 keys; the mask without its causal part
+   * (.to(bool), ~). */
+  Req dec = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode" };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-mpt.json", &dec);
+  assert_gemm (find_op (pd, 0, "blocks.0.attn.matmul", "bmm"), 8, 1, 17, 16);
+  g_assert_cmpuint (count_ops (pd, -1, -1, -1, "lt"), ==, 0);
+  g_assert_cmpuint (count_ops (pd, -1, -1, -1, "bitwise_or"), ==, 0);
+  g_assert_cmpint (find_op (pd, 0, attn, "add")->bcast_elems, ==, 4 * 17);
 }
 
 #define SPARSE "encoder.block.1.layer.1.mlp"
@@ -4049,6 +4287,8 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/phi", test_phi);
   g_test_add_func ("/models/layers/bigcode", test_bigcode);
   g_test_add_func ("/models/layers/bloom", test_bloom);
+  g_test_add_func ("/models/layers/gptj", test_gptj);
+  g_test_add_func ("/models/layers/mpt", test_mpt);
   g_test_add_func ("/models/layers/mistral-window", test_mistral_window);
   g_test_add_func ("/models/params/published", test_published_params);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);

@@ -7,7 +7,8 @@
  * GemmaConfig, Gemma2Config,
  * Gemma3TextConfig (and Gemma3Config's text_config),
  * Phi3Config, Olmo2Config, GraniteConfig, StableLmConfig,
- * Starcoder2Config, CohereConfig,
+ * Starcoder2Config, CohereConfig, GPTJConfig, MptConfig (and its
+ * MptAttentionConfig),
  * MixtralConfig, Qwen2MoeConfig,
  * Qwen3MoeConfig,
  * DeepseekV2Config, DeepseekV3Config,
@@ -82,6 +83,16 @@ static const FamilyKeys families[] = {
   { "gpt_bigcode", GS_HF_GPT_BIGCODE, "n_embd", "n_layer", "n_head",
     "vocab_size", "n_inner", 0, "n_positions", 1024,
     "activation_function", "gelu_pytorch_tanh" },
+  /* GPTJConfig: GPT-2's names; n_inner null: 4 x n_embd; the defaults
+   * of every size are GPT-J-6B's. */
+  { "gptj", GS_HF_GPTJ, "n_embd", "n_layer", "n_head", "vocab_size",
+    "n_inner", 0, "n_positions", 2048, "activation_function", "gelu_new",
+    4096, 28, 16, 50400 },
+  /* MptConfig: MptMLP is 4 x d_model with nn.GELU() (exact) whatever the
+   * file says (expansion_ratio is checked to be 4); max_seq_len sizes the
+   * ALiBi tensor. */
+  { "mpt", GS_HF_MPT, "d_model", "n_layers", "n_heads", "vocab_size",
+    NULL, 0, "max_seq_len", 2048, NULL, "gelu", 2048, 24, 16, 50368 },
   { "llama", GS_HF_LLAMA, "hidden_size", "num_hidden_layers",
     "num_attention_heads", "vocab_size", "intermediate_size", 11008,
     "max_position_embeddings", 2048, "hidden_act", "silu" },
@@ -161,7 +172,7 @@ gs_hf_family_name (GsHfFamily f)
 {
   static const char *const names[GS_HF_FAMILY_COUNT] = {
     "gpt2", "bert", "roberta", "opt", "gpt_neo", "gpt_neox",
-    "falcon", "bloom", "phi", "gpt_bigcode",
+    "falcon", "bloom", "phi", "gpt_bigcode", "gptj", "mpt",
     "llama",
     "mixtral",
     "switch_transformers", "t5"
@@ -174,7 +185,7 @@ const char *
 gs_hf_supported_types (void)
 {
   return "gpt2, bert, roberta, xlm-roberta, camembert, opt, gpt_neo, "
-         "falcon, bloom, phi, gpt_bigcode, "
+         "falcon, bloom, phi, gpt_bigcode, gptj, mpt, "
          "gpt_neox, llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, mixtral, "
          "gemma3_text, gemma3, olmo2, granite, stablelm, starcoder2, "
          "cohere, "
@@ -1204,6 +1215,157 @@ read_cohere (const Reader *r, GsHfConfig *c, GError **error)
          && get_positive (r, "rope_theta", 1e4, FALSE, &theta, error);
 }
 
+/* GPT-J (GPTJConfig, transformers 4.36): q_proj, k_proj, v_proj and
+ * out_proj without bias, a rotary embedding over the first rotary_dim
+ * dimensions of each head (GPT-J's interleaved pairs, so an even number;
+ * null turns the whole hidden width, which a head holds only when there
+ * is one), the attention and the MLP (fc_in, activation_function, fc_out,
+ * with bias) on the one ln_1, an untied lm_head with bias.  use_cache
+ * (true by default) makes each attention return its keys cast to the
+ * model's dtype.  layer_norm_epsilon changes no kernel: checked, not
+ * kept. */
+static gboolean
+read_gptj (const Reader *r, GsHfConfig *c, GError **error)
+{
+  double eps;
+  c->pre_norm = TRUE;
+  c->parallel_residual = TRUE;
+  c->linear_bias = FALSE;
+  if (!get_prob (r, "embd_pdrop", 0.0, &c->p_embd, error)
+      || !get_prob (r, "attn_pdrop", 0.0, &c->p_attn, error)
+      || !get_prob (r, "resid_pdrop", 0.0, &c->p_resid, error)
+      || !get_positive (r, "layer_norm_epsilon", 1e-5, FALSE, &eps, error)
+      || !get_bool (r, "tie_word_embeddings", FALSE, &c->tie_embeddings,
+                    error)
+      || !get_bool (r, "use_cache", TRUE, &c->use_cache, error)
+      || !get_int_or_null (r, "rotary_dim", 64, &c->rotary_dim, error))
+    return FALSE;
+  if (c->hidden % c->heads != 0)
+    return TRUE;                  /* check_shape says what is wrong */
+  int d = c->hidden / c->heads;
+  if (c->rotary_dim == 0 && c->heads > 1)
+    return reader_fail (r, "rotary_dim", error,
+                        "key 'rotary_dim' is null: GPT-J's sin/cos table "
+                        "then spans all %d hidden dimensions, which its "
+                        "%d-dimension heads cannot take (transformers "
+                        "fails); gpusim models an even rotary_dim of at "
+                        "most %d", c->hidden, d, d);
+  if (c->rotary_dim > d || c->rotary_dim % 2 != 0)
+    return reader_fail (r, "rotary_dim", error,
+                        "key 'rotary_dim' is %d; GPT-J turns pairs of a "
+                        "head's %d dimensions, so it must be even and at "
+                        "most %d", c->rotary_dim, d, d);
+  return TRUE;
+}
+
+/* A string KEY of R that must be WANT (absent: WANT); WHY says what
+ * transformers runs. */
+static gboolean
+require_str (const Reader *r, const char *key, const char *want,
+             const char *why, GError **error)
+{
+  const char *s;
+  if (!get_str (r, key, want, &s, error))
+    return FALSE;
+  if (strcmp (s, want) == 0)
+    return TRUE;
+  return reader_fail (r, key, error, "key '%s' is \"%s\": %s; gpusim "
+                      "models %s", key, s, why, want);
+}
+
+/* A true/false KEY of R that must be WANT (absent: DEF); WHY says what
+ * transformers runs. */
+static gboolean
+require_bool (const Reader *r, const char *key, gboolean def, gboolean want,
+              const char *why, GError **error)
+{
+  gboolean v;
+  if (!get_bool (r, key, def, &v, error))
+    return FALSE;
+  if (v == want)
+    return TRUE;
+  return reader_fail (r, key, error, "key '%s' is %s: %s; gpusim models "
+                      "%s", key, v ? "true" : "false", why,
+                      want ? "true" : "false");
+}
+
+/* A KEY of R that must be null (absent: null); WHY says what
+ * transformers runs. */
+static gboolean
+require_null (const Reader *r, const char *key, const char *why,
+              GError **error)
+{
+  if (member (r, key) == NULL)
+    return TRUE;
+  return reader_fail (r, key, error, "key '%s' is set: %s; gpusim models "
+                      "null", key, why);
+}
+
+/* MPT (MptConfig and its attn_config, MptAttentionConfig; transformers
+ * 4.36's own MptForCausalLM, not MosaicML's remote code): ALiBi biases
+ * built over max_seq_len every forward, one Wqkv, LayerNorms without bias,
+ * an MLP of 4 x d_model with the exact GELU, no biases anywhere, the head
+ * tied to wte by default.  attn_config's attn_pdrop drives all three
+ * dropouts (the attention's, the MLP's and the one on the attention's
+ * output); resid_pdrop and emb_pdrop are checked and unused, as they are
+ * by transformers.  What the keys ask for and transformers' modules do
+ * not do (another expansion_ratio or norm_type, biases, clip_qkv, qk_ln,
+ * prefix_lm, sequence ids, no ALiBi, another attention) is refused;
+ * softmax_scale, alibi_bias_max and layer_norm_epsilon change numbers
+ * only: checked, not kept.  AR reads attn_config's keys. */
+static gboolean
+read_mpt (const Reader *r, const Reader *ar, GsHfConfig *c, GError **error)
+{
+  int ratio;
+  double eps, emb, resid, scale, bias_max;
+  gboolean learned;
+  c->pre_norm = TRUE;
+  c->alibi = TRUE;
+  c->linear_bias = FALSE;
+  if (!get_int (r, "expansion_ratio", 4, FALSE, &ratio, error)
+      || !require_bool (r, "no_bias", TRUE, TRUE, "transformers' MPT "
+                        "modules have no biases", error)
+      || !require_str (r, "norm_type", "low_precision_layernorm",
+                       "transformers' MPT runs nn.LayerNorm without bias",
+                       error)
+      || !get_positive (r, "layer_norm_epsilon", 1e-5, FALSE, &eps, error)
+      || !get_prob (r, "emb_pdrop", 0.0, &emb, error)
+      || !get_prob (r, "resid_pdrop", 0.0, &resid, error)
+      || !get_bool (r, "learned_pos_emb", TRUE, &learned, error)
+      || !require_null (r, "logit_scale", "transformers' MptForCausalLM "
+                        "does not scale its logits", error)
+      || !get_bool (r, "tie_word_embeddings", TRUE, &c->tie_embeddings,
+                    error))
+    return FALSE;
+  if (ratio != 4)
+    return reader_fail (r, "expansion_ratio", error,
+                        "key 'expansion_ratio' is %d: transformers' MptMLP "
+                        "is 4 x d_model wide whatever the file says; "
+                        "gpusim models 4", ratio);
+  if (!require_str (ar, "attn_type", "multihead_attention",
+                    "transformers' MptAttention gives every head its own "
+                    "key and value", error)
+      || !get_prob (ar, "attn_pdrop", 0.0, &c->p_attn, error)
+      || !require_str (ar, "attn_impl", "torch", "transformers' "
+                       "MptAttention runs its own matmul and softmax", error)
+      || !require_null (ar, "clip_qkv", "transformers' MptAttention does "
+                        "not clamp q, k and v", error)
+      || !get_positive (ar, "softmax_scale", 0, TRUE, &scale, error)
+      || !require_bool (ar, "prefix_lm", FALSE, FALSE, "transformers' MPT "
+                        "masks causally", error)
+      || !require_bool (ar, "qk_ln", FALSE, FALSE, "transformers' "
+                        "MptAttention has no LayerNorms on q and k", error)
+      || !require_bool (ar, "attn_uses_sequence_id", FALSE, FALSE,
+                        "transformers' MPT masks causally", error)
+      || !require_bool (ar, "alibi", TRUE, TRUE, "transformers' MPT always "
+                        "adds ALiBi biases (it has no position embeddings)",
+                        error)
+      || !get_positive (ar, "alibi_bias_max", 8, FALSE, &bias_max, error))
+    return FALSE;
+  c->p_resid = c->p_attn;
+  return TRUE;
+}
+
 /* Qwen-MoE's mlp_only_layers: a list of layer indices (null: none). */
 static gboolean
 parse_dense_layers (const Reader *r, GsHfConfig *c, GError **error)
@@ -1683,11 +1845,34 @@ find_family (const Reader *r, const char **type, GError **error)
   return NULL;
 }
 
+/* TR reads the keys of R's object KEY (absent or null: the config
+ * class's defaults, from EMPTY), naming the lines of the keys inside it
+ * (LINES) and each key as "KEY.name". */
+static gboolean
+object_reader (const Reader *r, const char *data, gsize len, const char *key,
+               const char *want, Reader *tr, GHashTable **lines,
+               JsonObject **empty, GError **error)
+{
+  JsonNode *n = member (r, key);
+  if (n != NULL && !JSON_NODE_HOLDS_OBJECT (n))
+    return fail_type (r, key, want, error);
+  *lines = gs_json_member_key_lines (data, len, key);
+  if (n == NULL)
+    *empty = json_object_new ();
+  *tr = *r;
+  tr->obj = n ? json_node_get_object (n) : *empty;
+  tr->lines = *lines;
+  g_autofree char *prefix = g_strconcat (key, ".", NULL);
+  tr->prefix = g_intern_string (prefix);
+  tr->line = GPOINTER_TO_UINT (g_hash_table_lookup (r->lines, key));
+  return TRUE;
+}
+
 /* Gemma3ForConditionalGeneration (model_type gemma3): TR reads the
  * language model's keys, those of text_config (absent or null:
- * Gemma3TextConfig's defaults, from EMPTY), naming the lines of the keys
- * inside it (LINES).  vision_config is only checked: the vision tower is
- * not modelled. */
+ * Gemma3TextConfig's defaults), naming the lines of the keys inside it
+ * (LINES).  vision_config is only checked: the vision tower is not
+ * modelled. */
 static gboolean
 text_config_reader (const Reader *r, const char *data, gsize len,
                     Reader *tr, GHashTable **lines, JsonObject **empty,
@@ -1696,20 +1881,9 @@ text_config_reader (const Reader *r, const char *data, gsize len,
   JsonNode *v = member (r, "vision_config");
   if (v != NULL && !JSON_NODE_HOLDS_OBJECT (v))
     return fail_type (r, "vision_config", "an object or null", error);
-  JsonNode *n = member (r, "text_config");
-  if (n != NULL && !JSON_NODE_HOLDS_OBJECT (n))
-    return fail_type (r, "text_config", "an object (the language model's "
-                      "keys) or null", error);
-  *lines = gs_json_member_key_lines (data, len, "text_config");
-  if (n == NULL)
-    *empty = json_object_new ();
-  *tr = *r;
-  tr->obj = n ? json_node_get_object (n) : *empty;
-  tr->lines = *lines;
-  tr->prefix = "text_config.";
-  tr->line = GPOINTER_TO_UINT (g_hash_table_lookup (r->lines,
-                                                    "text_config"));
-  return TRUE;
+  return object_reader (r, data, len, "text_config", "an object (the "
+                        "language model's keys) or null", tr, lines, empty,
+                        error);
 }
 
 GsHfConfig *
@@ -1796,6 +1970,13 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
                               error))
     return NULL;
   const Reader *tr = &text;
+  g_autoptr (GHashTable) attn_lines = NULL;
+  g_autoptr (JsonObject) attn_empty = NULL;
+  Reader attn = r;
+  if (keys.family == GS_HF_MPT
+      && !object_reader (&r, data, len, "attn_config", "an object or null",
+                         &attn, &attn_lines, &attn_empty, error))
+    return NULL;
 
   g_autoptr (GsHfConfig) c = g_new0 (GsHfConfig, 1);
   c->file = g_strdup (file);
@@ -1816,6 +1997,8 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
     case GS_HF_BLOOM: ok = read_bloom (tr, c, error); break;
     case GS_HF_PHI: ok = read_phi (tr, c, error); break;
     case GS_HF_GPT_BIGCODE: ok = read_bigcode (tr, c, error); break;
+    case GS_HF_GPTJ: ok = read_gptj (tr, c, error); break;
+    case GS_HF_MPT: ok = read_mpt (tr, &attn, c, error); break;
     case GS_HF_LLAMA: ok = read_llama (tr, c, error); break;
     case GS_HF_MIXTRAL:
       ok = g_str_has_prefix (type, "deepseek_v") ? read_deepseek (tr, c, error)

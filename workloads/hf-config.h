@@ -23,6 +23,8 @@ typedef enum {
   GS_HF_BLOOM,     /* bloom (BLOOM, BLOOMZ) */
   GS_HF_PHI,       /* phi (Phi-1, Phi-1.5, Phi-2) */
   GS_HF_GPT_BIGCODE, /* gpt_bigcode (SantaCoder, StarCoder) */
+  GS_HF_GPTJ,      /* gptj (GPT-J) */
+  GS_HF_MPT,       /* mpt (MPT-7B, MPT-30B) */
   GS_HF_LLAMA,     /* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3,
                     * gemma3_text, gemma3 (its text_config), olmo2,
                     * granite, stablelm, starcoder2, cohere */
@@ -109,7 +111,11 @@ typedef struct {
   gboolean fused_qkv;      /* Phi-3: one qkv_proj GEMM (q, k, v its column
                             * slices) and one gate_up_proj (chunked) */
   int rotary_dim;          /* rotary embedding over the first rotary_dim
-                            * dimensions of a head (0: all of them) */
+                            * dimensions of a head (0: all of them);
+                            * GPT-J: rotary_dim as given (its rest is
+                            * always concatenated), 0 for null */
+  gboolean use_cache;      /* GPT-J: the forward returns its keys cast to
+                            * the model's dtype for the cache */
   gboolean post_norm;      /* OLMo 2: RMSNorms only after the sublayers
                             * (post_attention_layernorm,
                             * post_feedforward_layernorm), the weight

@@ -95,6 +95,43 @@ mark_bcast (GsMg *g, int v, int64_t period, int esize)
   op->bcast_esize = esize;
 }
 
+/* where(causal_mask, w, mask_value) over the scores (ROWS x COLS). */
+static int
+attn_where (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
+{
+  /* where(causal_mask, w, mask_value): the bool buffer slice and the
+   * 0-dim mask value broadcast.  GPT-2 makes the value on the GPU
+   * (torch.full); GPT-NeoX on the host, then copies it over, which
+   * synchronizes the stream (every layer waits for the GPU). */
+  int mv;
+  if (a->causal_where == GS_MB_MASK_WHERE_SYNC)
+    {
+      gs_mg_host (g, GS_HOST_SYNC, 1);
+      mv = gs_mg_input (g, 1, 1);
+    }
+  else if (a->causal_where == GS_MB_MASK_WHERE_KEPT)
+    mv = gs_mg_input (g, 1, 1);
+  else
+    mv = gs_mg_fill (g, "full", 1, 1);
+  /* GPT-BigCode's upcast_masked_softmax: NNC fuses x.to(float32),
+   * * unscale and where into one kernel writing fp32. */
+  gboolean fused = a->upcast_fused && half_dtype (g);
+  s = gs_mg_pointwise (g, fused ? "fused_to_mul_where" : "where",
+                       GS_BW_UNARY, s, mv, rows, cols, fused ? 3 : 1, 0,
+                       FALSE);
+  GsMgNode *n = gs_mg_last (g);
+  n->op.n_small_in = 2;
+  n->bw_name = "where";
+  if (fused)
+    n->op.dtype = GS_DTYPE_FP32;
+  if (a->seq_q > 1)        /* the bool buffer's [Sq, Sk] slice */
+    {
+      n->op.bcast_elems = a->seq_q * cols;
+      n->op.bcast_esize = 1;
+    }
+  return s;
+}
+
 /* Masks and biases added to the scores [B,H,Sq,Sk] (ROWS = B x H x Sq,
  * COLS = Sk).  A mask with a batch dimension, [B,1,Sq,Sk] or [B,1,1,Sk],
  * is shared by the heads of its sequence: one slab of Sq x Sk (or Sk)
@@ -116,39 +153,8 @@ attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
       mark_bcast (g, a->mask, m / MAX (batch, 1), 1);
       return s;
     }
-  if (a->causal_where != GS_MB_MASK_NONE)
-    {
-      /* where(causal_mask, w, mask_value): the bool buffer slice and the
-       * 0-dim mask value broadcast.  GPT-2 makes the value on the GPU
-       * (torch.full); GPT-NeoX on the host, then copies it over, which
-       * synchronizes the stream (every layer waits for the GPU). */
-      int mv;
-      if (a->causal_where == GS_MB_MASK_WHERE_SYNC)
-        {
-          gs_mg_host (g, GS_HOST_SYNC, 1);
-          mv = gs_mg_input (g, 1, 1);
-        }
-      else if (a->causal_where == GS_MB_MASK_WHERE_KEPT)
-        mv = gs_mg_input (g, 1, 1);
-      else
-        mv = gs_mg_fill (g, "full", 1, 1);
-      /* GPT-BigCode's upcast_masked_softmax: NNC fuses x.to(float32),
-       * * unscale and where into one kernel writing fp32. */
-      gboolean fused = a->upcast_fused && half_dtype (g);
-      s = gs_mg_pointwise (g, fused ? "fused_to_mul_where" : "where",
-                           GS_BW_UNARY, s, mv, rows, cols, fused ? 3 : 1, 0,
-                           FALSE);
-      GsMgNode *n = gs_mg_last (g);
-      n->op.n_small_in = 2;
-      n->bw_name = "where";
-      if (fused)
-        n->op.dtype = GS_DTYPE_FP32;
-      if (a->seq_q > 1)        /* the bool buffer's [Sq, Sk] slice */
-        {
-          n->op.bcast_elems = a->seq_q * cols;
-          n->op.bcast_esize = 1;
-        }
-    }
+  if (a->causal_where != GS_MB_MASK_NONE && !a->where_first)
+    s = attn_where (g, a, s, rows, cols);
   if (a->mask >= 0)
     {
       s = gs_mg_pointwise (g, "add", GS_BW_ADD_BCAST, s, a->mask, rows,
@@ -329,7 +335,7 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
   if (b->batch == 1)
     copy_q = copy_k = copy_v = FALSE;
   gboolean fp32 = a->qk_fp32 && half_dtype (g);
-  if (fp32)
+  if (fp32 && !a->qk_fp32_in)
     {
       /* query.to(float32), key.to(float32): copies in their layouts. */
       q = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, q, -1, rows, D, 0, 0,
@@ -338,6 +344,7 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
                            gs_mg_val (g, k)->elems / D, D, 0, 0, FALSE);
     }
   int s;
+  guint first = g->nodes->len;      /* matmul's copies, then the GEMM */
   if (a->baddbmm || a->baddbmm_empty)
     {
       /* torch.baddbmm(torch.zeros(...), q, k^T, beta=1, alpha=scale):
@@ -384,7 +391,7 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
    * their cast after it (scores.to(float32): BLOOM's in fp16, Falcon's
    * ALiBi scores in half precision); the bias, scaling and mask on them
    * run in fp32, and the softmax takes fp32 scores. */
-  guint from = g->nodes->len - 1;
+  guint from = fp32 && a->qk_fp32_in ? first : g->nodes->len - 1;
   gboolean up = (a->upcast == GS_MB_UPCAST_FP16
                  && g->opt.dtype == GS_DTYPE_FP16)
                 || (a->upcast == GS_MB_UPCAST_HALF && half_dtype (g));
@@ -395,7 +402,7 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
       from = g->nodes->len;
     }
   fp32 = fp32 || up;
-  if (a->alibi >= 0 && !a->baddbmm)
+  if (a->alibi >= 0 && !a->baddbmm && !a->alibi_after_scale)
     {
       /* Falcon: scores + alibi.view(B, H, 1, -1), then *= inv_norm_factor
        * (in place). */
@@ -405,7 +412,17 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
       s = gs_mg_pointwise (g, "mul_", GS_BW_SCALE, s, -1, rows, sk, 1, 0,
                            TRUE);
     }
+  if (a->where_first)
+    s = attn_where (g, a, s, rows, sk);
   s = attn_scale (g, a, s, rows, sk);
+  if (a->alibi >= 0 && a->alibi_after_scale)
+    {
+      /* MPT: scores + position_bias, the [H, 1, Sk] slice read again for
+       * every sequence. */
+      s = gs_mg_pointwise (g, "add", GS_BW_ADD_BCAST, s, a->alibi, rows, sk,
+                           1, 0, FALSE);
+      mark_bcast (g, a->alibi, 0, 0);
+    }
   s = attn_mask (g, a, s, rows, sk);
   for (guint i = from; fp32 && i < g->nodes->len; i++)
     gs_mg_node (g, i)->op.dtype = GS_DTYPE_FP32;

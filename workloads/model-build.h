@@ -4,7 +4,7 @@
  * helpers, the ops transformers 4.36 (with PyTorch 2.1) runs in one forward
  * call of the task model the reference measurements use: the causal-LM head
  * for GPT-2/GPT-BigCode/OPT/GPT-Neo/GPT-NeoX/Falcon/BLOOM/Llama (and
- * the families newer than 4.36: Phi, and the Llama-layer Qwen, Gemma,
+ * GPT-J/MPT, the families newer than 4.36: Phi, and the Llama-layer Qwen, Gemma,
  * Phi-3, OLMo 2, Granite, StableLM,
  * Qwen-MoE)/Mixtral, sequence
  * classification (or the pre-training heads in training) for BERT,
@@ -98,6 +98,15 @@ typedef struct {
   gboolean qk_fp32;        /* Phi: q.to(float32) and k.to(float32) before
                             * q @ k^T: the scores GEMM, their scaling and
                             * mask in fp32 */
+  gboolean qk_fp32_in;     /* GPT-J: q and k arrive in fp32 already (its
+                            * rotary embedding's fp32 tables promote
+                            * them), so those casts copy nothing; matmul's
+                            * copies of them are fp32 */
+  gboolean where_first;    /* GPT-J: where(causal, w, mask value) before
+                            * the scaling, not after it */
+  gboolean alibi_after_scale; /* MPT: scores * scale + alibi (the [H, 1,
+                               * Sk] tensor broadcast over the batch and
+                               * the queries), then the mask */
   gboolean upcast_fused;   /* GPT-BigCode's upcast_masked_softmax in half
                             * precision: one TorchScript kernel (NNC)
                             * casts the scores to fp32, multiplies them
@@ -187,6 +196,8 @@ GsMbOut gs_mb_gpt_neox (GsMb *b);
 GsMbOut gs_mb_falcon (GsMb *b);
 GsMbOut gs_mb_bloom (GsMb *b);
 GsMbOut gs_mb_phi (GsMb *b);
+GsMbOut gs_mb_gptj (GsMb *b);
+GsMbOut gs_mb_mpt (GsMb *b);
 GsMbOut gs_mb_opt (GsMb *b);
 GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
                                     * gemma, gemma2, phi3, gemma3_text,

@@ -1,7 +1,7 @@
 /* gpusim: decoder-only causal language models (GPT-2 and GPT-3-style
  * configs, GPT-BigCode, GPT-Neo, GPT-NeoX, Falcon, BLOOM, Phi, OPT,
- * Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2/Gemma 3, Phi-3, OLMo 2,
- * Granite, StableLM, StarCoder2, Cohere, Mixtral,
+ * GPT-J, MPT, Llama/Mistral, Qwen2/Qwen3, Gemma/Gemma-2/Gemma 3, Phi-3,
+ * OLMo 2, Granite, StableLM, StarCoder2, Cohere, Mixtral,
  * Qwen-MoE, DeepSeek-V2/V3) as
  * transformers 4.36 runs them (the newer families with their own modules'
  * differences):
@@ -35,9 +35,9 @@ attn_defaults (const GsMb *b, GsMbAttn *a)
   a->copy_k = a->copy_v = b->past == 0;
 }
 
-/* The LM head: logits = lm_head(hidden) over every position (Phi's with
- * a bias); Gemma-2 soft-caps them (logits / cap, tanh, * cap) before
- * logits.float(); Granite divides them by logits_scaling, Cohere
+/* The LM head: logits = lm_head(hidden) over every position (Phi's and
+ * GPT-J's with a bias); Gemma-2 soft-caps them (logits / cap, tanh, * cap)
+ * before logits.float(); Granite divides them by logits_scaling, Cohere
  * multiplies them by logit_scale (Python floats). */
 static GsMbOut
 lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
@@ -45,7 +45,8 @@ lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
   GsMg *g = b->g;
   int64_t T = b->batch * b->seq;
   int64_t V = b->cfg->vocab, H = b->cfg->hidden;
-  gboolean bias = b->cfg->family == GS_HF_PHI;
+  gboolean bias = b->cfg->family == GS_HF_PHI
+                  || b->cfg->family == GS_HF_GPTJ;
   gs_mb_scope (b, -1, "lm_head");
   int logits = gs_mg_linear (g, NULL, h, T, H, V, w_tied, bias, FALSE);
   if (b->cfg->logit_softcap)
@@ -704,6 +705,22 @@ rotary_complex (GsMb *b, int *q, int *k, int64_t heads, int64_t R,
     }
 }
 
+static gboolean
+half (const GsMg *g)
+{
+  return g->opt.dtype == GS_DTYPE_FP16 || g->opt.dtype == GS_DTYPE_BF16;
+}
+
+/* The op just added writes fp32 in a half-precision run when FP32
+ * (Cohere's upcast rotary; GPT-J's products with its fp32 sin/cos
+ * tables). */
+static void
+promoted (GsMb *b, gboolean fp32)
+{
+  if (fp32 && half (b->g))
+    gs_mg_last (b->g)->op.dtype = GS_DTYPE_FP32;
+}
+
 /* apply_rotary_pos_emb for one of q/k: x * cos + rotate_half(x) * sin,
  * rotate_half = cat(-x2, x1).  A partial rotary embedding (Phi-3's
  * partial_rotary_factor) turns x[..., :R] and concatenates x[..., R:]
@@ -711,47 +728,48 @@ rotary_complex (GsMb *b, int *q, int *k, int64_t heads, int64_t R,
  * of the turned part).  Cohere's (4.40) runs in fp32: x.float() first
  * (a copy below fp32), rotate_half as stack([-x[..., 1::2], x[..., ::2]],
  * -1).flatten(-2) (strided halves; the stack one kernel), the result cast
- * back to the model's dtype. */
-/* The op just added writes fp32 when UP (Cohere's upcast rotary). */
-static void
-fp32_if (GsMg *g, gboolean up)
-{
-  if (up)
-    gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
-}
-
+ * back to the model's dtype.  GPT-J's rotate_every_two stacks
+ * -x[..., 1::2] and x[..., ::2] pairwise (one stack kernel, then a view),
+ * and its fp32 tables make the products and their sum fp32. */
 static int
 rotary_part (GsMb *b, int x, int64_t heads, int64_t D, int64_t R, int cos,
              int sin)
 {
   GsMg *g = b->g;
   int64_t rows = b->batch * heads * b->seq;
-  gboolean up = b->cfg->cohere && g->opt.dtype != GS_DTYPE_FP32
-                && g->opt.dtype != GS_DTYPE_TF32;
-  if (up)
+  gboolean up = b->cfg->cohere;            /* every op in fp32 */
+  gboolean gptj = b->cfg->family == GS_HF_GPTJ;
+  gboolean products = up || gptj;          /* the products and their sum */
+  if (up && half (g))
     {
       x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, D, 0, 0,
                            FALSE);
-      fp32_if (g, up);
+      promoted (b, up);
     }
   int xr = R < D ? gs_mg_slice (g, x, rows * R, R) : x;
   int xc = gs_mg_pointwise (g, "mul", GS_BW_MUL, xr, cos, rows, R, 1, 0,
                             FALSE);
-  fp32_if (g, up);
+  promoted (b, products);
   int x1 = gs_mg_slice (g, xr, rows * R / 2, R / 2);
   int x2 = gs_mg_slice (g, xr, rows * R / 2, R / 2);
   int nx2 = gs_mg_pointwise (g, "neg", GS_BW_SCALE, x2, -1, rows, R / 2, 1,
                              0, FALSE);
-  fp32_if (g, up);
+  promoted (b, up);
   int r = cat2 (g, nx2, x1, rows, R);
-  fp32_if (g, up);
+  promoted (b, up);
+  if (gptj)
+    {
+      GsMgNode *n = gs_mg_last (g);
+      g_free (n->op.name);
+      n->op.name = g_strdup ("stack");
+    }
   int rs = gs_mg_pointwise (g, "mul", GS_BW_MUL, r, sin, rows, R, 1, 0,
                             FALSE);
-  fp32_if (g, up);
+  promoted (b, products);
   int e = gs_mg_pointwise (g, "add", GS_BW_PASS, xc, rs, rows, R, 1, 0,
                            FALSE);
-  fp32_if (g, up);
-  if (up)     /* .to(dtype=dtype) */
+  promoted (b, products);
+  if (up && half (g))     /* .to(dtype=dtype) */
     return gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, e, -1, rows, D, 0, 0,
                             FALSE);
   if (R < D || b->cfg->stablelm)
@@ -1899,5 +1917,329 @@ gs_mb_bloom (GsMb *b)
     h = bloom_block (b, i, h, alibi, mask);
   gs_mb_scope (b, -1, "transformer.ln_f");
   h = gs_mg_layernorm (g, h, T, H);
+  return lm_head (b, h, c->tie_embeddings ? embed : -1, FALSE);
+}
+
+/* ---------------------------------------------------------------- GPT-J */
+
+/* GPTJAttention (transformers 4.36, eager; its only attention):
+ * q_proj, k_proj, v_proj without bias, viewed as [B, S, heads, D] (v
+ * permuted); each layer gathers its sin/cos rows: embed_positions (an
+ * fp32 [n_positions, rotary_dim] attribute, not a buffer: never cast)
+ * .repeat(P, 1, 1), position_ids.unsqueeze(-1).repeat(1, 1, R), gather,
+ * split (views).  k's and then q's first rotary_dim dimensions turned:
+ * repeat_interleave(2) of sin and of cos (PyTorch 2.1: expand and one
+ * contiguous clone each), x * cos, rotate_every_two (neg, stack), * sin,
+ * add, all fp32 from the fp32 tables; then cat with the rest (fp32).
+ * The cache's cats; with use_cache the keys cast back to the model's
+ * dtype for the cache.  _attn: query.to(float32) and key.to(float32)
+ * (no-ops: already fp32), q @ k^T in fp32 (matmul's copies of them
+ * fp32), where(causal buffer, w, mask value copied from the host: the
+ * host waits), / scale_attn (a CPU 0-dim tensor: a scalar), + the 2-D
+ * mask when generate() passes one, softmax in fp32, .to(value.dtype),
+ * attn_dropout, @ v; heads merged; out_proj (no bias); resid_dropout. */
+static int
+gptj_attn (GsMb *b, int i, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
+  int64_t D = c->head_dim, NH = c->heads, rows = T * NH;
+  int64_t R = rotary_dims (c), P = b->generate ? B : 1;
+  gs_mb_scope (b, i, "transformer.h.%d.attn", i);
+  gs_mg_module (g);
+  int q = gs_mg_linear (g, "q_proj", x, T, H, H, -1, FALSE, FALSE);
+  int k = gs_mg_linear (g, "k_proj", x, T, H, H, -1, FALSE, FALSE);
+  int v = gs_mg_linear (g, "v_proj", x, T, H, H, -1, FALSE, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 4);       /* three views, v's permute */
+  gs_mg_host (g, GS_HOST_PY, 3);         /* device check, shapes */
+  int table = gs_mg_input (g, (int64_t) c->max_pos * R, R);
+  table = gs_mg_copy (g, "repeat", GS_BW_NONE, table, P * c->max_pos, R);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  gs_mg_host (g, GS_HOST_VIEW, 1);       /* unsqueeze */
+  gs_mg_copy (g, "repeat", GS_BW_NONE, -1, P * S, R);
+  int sincos = gs_mg_copy (g, "gather", GS_BW_NONE, table, P * S, R);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  gs_mg_host (g, GS_HOST_VIEW, 2);       /* split */
+  int sin = gs_mg_slice (g, sincos, P * S * R / 2, R / 2);
+  int cos = gs_mg_slice (g, sincos, P * S * R / 2, R / 2);
+  gboolean cat = c->rotary_dim > 0;
+  int part[2][2] = { { k, -1 }, { q, -1 } };
+  if (cat)
+    {
+      gs_mg_host (g, GS_HOST_VIEW, 4);   /* the rot and pass slices */
+      for (int j = 0; j < 2; j++)
+        {
+          int whole = part[j][0];
+          part[j][0] = gs_mg_slice (g, whole, rows * R, R);
+          part[j][1] = gs_mg_slice (g, whole, rows * (D - R), D - R);
+        }
+    }
+  for (int j = 0; j < 2; j++)
+    {
+      gs_mg_host (g, GS_HOST_VIEW, 2);   /* sin/cos[:, :, None, :] */
+      int s2 = gs_mg_copy (g, "clone", GS_BW_NONE, sin, P * S, R);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+      int c2 = gs_mg_copy (g, "clone", GS_BW_NONE, cos, P * S, R);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+      gs_mg_host (g, GS_HOST_VIEW, 4);   /* ::2, 1::2, flatten, views */
+      part[j][0] = rotary_part (b, part[j][0], NH, R, R, c2, s2);
+    }
+  for (int j = 0; j < 2 && cat; j++)
+    {
+      part[j][0] = cat2 (g, part[j][0], part[j][1], rows, D);
+      promoted (b, TRUE);
+    }
+  k = part[0][0];
+  q = part[1][0];
+  gs_mg_host (g, GS_HOST_VIEW, 2);       /* the permutes */
+  k = gs_mb_cache_cat (b, k, NH, D);
+  if (b->past > 0)                       /* cat(fp16 past, fp32 key) */
+    promoted (b, TRUE);
+  v = gs_mb_cache_cat (b, v, NH, D);
+  if (c->use_cache && half (g))
+    {
+      /* present = (key.to(hidden_states.dtype), value) */
+      int kc = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, k, -1,
+                                gs_mg_val (g, k)->elems / D, D, 0, 0, FALSE);
+      gs_mg_val (g, kc)->keep = TRUE;
+    }
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  /* q and k are the cats' contiguous [B, S, heads, D] outputs, permuted:
+   * matmul copies them (in fp32); their gradients need no reshape copy. */
+  a.q_view = a.k_view = FALSE;
+  a.qk_fp32 = a.qk_fp32_in = TRUE;
+  a.causal_where = GS_MB_MASK_WHERE_SYNC;
+  a.where_first = TRUE;
+  a.scale = GS_MB_SCALE_DIV;
+  a.mask = mask;
+  a.softmax_fp32 = TRUE;
+  a.p_drop = c->p_attn;
+  a.drop_module = TRUE;
+  gs_mg_host (g, GS_HOST_PY, 10);        /* sizes, finfo, buffer slice */
+  int ctx = gs_mb_attention (b, &a, q, k, v);
+  int o = gs_mg_linear (g, "out_proj", ctx, T, H, H, -1, FALSE, FALSE);
+  return gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
+}
+
+/* GPTJBlock: ln_1; the attention and the MLP (fc_in, the activation,
+ * fc_out, dropout) both on its output; attn + mlp + residual. */
+static int
+gptj_block (GsMb *b, int i, int h, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, "transformer.h.%d", i);
+  gs_mg_module (g);
+  gs_mb_scope (b, i, "transformer.h.%d.ln_1", i);
+  int x = gs_mg_layernorm (g, h, T, H);
+  int a = gptj_attn (b, i, x, mask);
+  int m = linear_act_mlp (b, i, "transformer.h.%d.mlp", "fc_in", "fc_out",
+                          x);
+  m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+  gs_mb_scope (b, i, "transformer.h.%d", i);
+  a = gs_mg_pointwise (g, "add", GS_BW_PASS, a, m, T, H, 1, 0, FALSE);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
+}
+
+/* GPTJForCausalLM (transformers 4.36): position ids; generate()'s 2-D
+ * mask as (1 - m[:, None, None, :].to(dtype)) * min; wte; drop; the
+ * blocks; ln_f; lm_head with bias, .to(torch.float32). */
+GsMbOut
+gs_mb_gptj (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  int embed = model_start (b, "transformer", 1);
+  int mask = b->generate ? gpt2_mask (b) : -1;
+  gs_mb_scope (b, -1, "transformer.wte");
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  gs_mb_scope (b, -1, "transformer.drop");
+  h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+  for (int i = 0; i < c->layers; i++)
+    h = gptj_block (b, i, h, mask);
+  gs_mb_scope (b, -1, "transformer.ln_f");
+  h = gs_mg_layernorm (g, h, T, H);
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
+}
+
+/* ------------------------------------------------------------------ MPT */
+
+/* build_alibi_bias (transformers 4.36's MPT), every forward, over
+ * max_seq_len positions whatever the sequence: arange(1 - M, 1) (int32),
+ * gen_slopes' arange(1, P + 1) for P the power of two >= heads, * (8 /
+ * P), pow(2, m), 1.0 / slopes (reciprocal, then * 1.0), for heads not a
+ * power of two a cat of the odd and even slopes; positions x slopes
+ * ([H, 1, M] in fp32), .to(dtype).  Returns the [H, 1, M] tensor. */
+static int
+mpt_alibi (GsMb *b)
+{
+  GsMg *g = b->g;
+  int64_t n = b->cfg->heads, M = b->cfg->max_pos, p2 = 1;
+  while (p2 < n)
+    p2 *= 2;
+  gs_mg_host (g, GS_HOST_PY, 4);         /* log2, ceil, the factor */
+  int pos = gs_mg_fill (g, "arange", 1, M);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;   /* int32: four bytes */
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int m = gs_mg_fill (g, "arange", 1, p2);
+  gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+  static const char *const fn[4] = { "mul", "pow", "reciprocal", "mul" };
+  for (int j = 0; j < 4; j++)
+    {
+      m = gs_mg_pointwise (g, fn[j], GS_BW_NONE, m, -1, 1, p2, j == 1 ? 2 : 1,
+                           0, j != 2);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+    }
+  if (p2 != n)
+    {
+      gs_mg_host (g, GS_HOST_VIEW, 3);   /* [1::2], [::2], [:n] */
+      m = gs_mg_copy (g, "cat", GS_BW_NONE, m, 1, p2);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+    }
+  gs_mg_host (g, GS_HOST_VIEW, 1);       /* view(1, n, 1, 1) */
+  int alibi = gs_mg_pointwise (g, "mul", GS_BW_NONE, pos, m, n, M, 1, 0,
+                               FALSE);
+  GsMgNode *nd = gs_mg_last (g);
+  nd->op.dtype = GS_DTYPE_FP32;
+  nd->op.n_small_in = 2;                 /* [1, 1, 1, M] and [1, n, 1, 1] */
+  if (half (g))
+    alibi = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, alibi, -1, n, M, 0,
+                             0, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 1);       /* squeeze(0) */
+  return alibi;
+}
+
+/* MptModel._prepare_attn_mask (transformers 4.36): for more than one
+ * query _make_causal_mask (torch.empty, arange, seq_ids[:, None] <
+ * seq_ids[None, :] copied into the mask's new columns, the cached ones
+ * filled with False); _expand_mask (.to(bool), ~); their | for more than
+ * one query.  Returns the bool [B, 1, S, L] (or [B, 1, 1, L]) mask. */
+static int
+mpt_mask (GsMb *b)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, S = b->seq, L = b->past + b->seq;
+  int causal = -1;
+  gs_mg_host (g, GS_HOST_PY, 6);
+  if (S > 1)
+    {
+      gs_mg_host (g, GS_HOST_VIEW, 1);   /* torch.empty */
+      gs_mg_fill (g, "arange", 1, S);
+      int lt = gs_mg_pointwise (g, "lt", GS_BW_NONE, -1, -1, S, S, 1, 0,
+                                FALSE);
+      causal = gs_mg_pointwise (g, "copy_", GS_BW_NONE, lt, -1, S, S, 0, 0,
+                                FALSE);
+      if (b->past > 0)
+        gs_mg_fill (g, "fill_", S, b->past);
+      gs_mg_host (g, GS_HOST_VIEW, 2);   /* [None, None], expand */
+    }
+  gs_mg_host (g, GS_HOST_VIEW, 1);
+  int m = gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, B, L, 0, 0,
+                           FALSE);
+  m = gs_mg_pointwise (g, "bitwise_not", GS_BW_NONE, m, -1, B, L, 1, 0,
+                       FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 1);       /* expand */
+  if (causal >= 0)
+    m = gs_mg_pointwise (g, "bitwise_or", GS_BW_NONE, m, causal, B * S, L,
+                         1, 0, FALSE);
+  return m;
+}
+
+/* MptAttention (transformers 4.36): Wqkv, chunk(3) and per-head reshapes
+ * and transposes (views: each chunk's rows are contiguous); the cache's
+ * cats; q @ k^T * softmax_scale; + position_bias sliced to the keys;
+ * masked_fill with the bool mask; softmax(scores.float()) and
+ * .type_as(scores); F.dropout(attn_pdrop); @ v; heads merged
+ * (permute, contiguous); out_proj. */
+static int
+mpt_attn (GsMb *b, int i, int x, int alibi, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden, L = b->past + b->seq;
+  gs_mb_scope (b, i, "transformer.blocks.%d.attn", i);
+  gs_mg_module (g);
+  int qkv = gs_mg_linear (g, "Wqkv", x, T, H, 3 * H, -1, FALSE, FALSE);
+  int p[3];
+  gs_mg_split (g, qkv, 3, p);
+  gs_mg_host (g, GS_HOST_VIEW, 6);       /* reshapes, transposes */
+  int k = gs_mb_cache_cat (b, p[1], c->heads, c->head_dim);
+  int v = gs_mb_cache_cat (b, p[2], c->heads, c->head_dim);
+  gs_mg_host (g, GS_HOST_VIEW, 2);       /* position_bias[:, qi:, ki:] */
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.scale = GS_MB_SCALE_MUL;
+  a.alibi = gs_mg_slice (g, alibi, c->heads * L, L);
+  a.alibi_after_scale = TRUE;
+  a.mask = mask;
+  a.mask_fill = TRUE;
+  a.mask_per_query = TRUE;
+  a.softmax_float = TRUE;
+  a.p_drop = c->p_attn;
+  gs_mg_host (g, GS_HOST_PY, 8);
+  int ctx = gs_mb_attention (b, &a, p[0], k, v);
+  return gs_mg_linear (g, "out_proj", ctx, T, H, H, -1, FALSE, FALSE);
+}
+
+/* MptBlock: norm_1 (LayerNorm without bias); the attention;
+ * resid_attn_dropout (attn_pdrop) + residual; norm_2; the MLP (up_proj,
+ * nn.GELU, down_proj, F.dropout(attn_pdrop)) + residual. */
+static int
+mpt_block (GsMb *b, int i, int h, int alibi, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, "transformer.blocks.%d", i);
+  gs_mg_module (g);
+  gs_mb_scope (b, i, "transformer.blocks.%d.norm_1", i);
+  int x = gs_mg_layernorm_nobias (g, h, T, H);
+  int a = mpt_attn (b, i, x, alibi, mask);
+  gs_mb_scope (b, i, "transformer.blocks.%d", i);
+  a = gs_mg_dropout (g, a, T, H, c->p_resid, TRUE);
+  h = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
+  gs_mb_scope (b, i, "transformer.blocks.%d.norm_2", i);
+  x = gs_mg_layernorm_nobias (g, h, T, H);
+  gs_mb_scope (b, i, "transformer.blocks.%d.ffn", i);
+  gs_mg_module (g);
+  int m = gs_mg_linear (g, "up_proj", x, T, H, c->ffn, -1, FALSE, FALSE);
+  m = gs_mb_act (b, c->act, m, T, c->ffn);
+  m = gs_mg_linear (g, "down_proj", m, T, c->ffn, H, -1, FALSE, FALSE);
+  m = gs_mg_dropout (g, m, T, H, c->p_resid, FALSE);
+  return gs_mg_pointwise (g, "add", GS_BW_PASS, m, h, T, H, 1, 0, FALSE);
+}
+
+/* MptForCausalLM (transformers 4.36): wte; without an attention mask
+ * torch.ones((B, L)); the ALiBi tensor and the bool mask once a forward;
+ * the blocks; norm_f (no bias); lm_head tied to wte by default (no bias,
+ * no .float()).  No position ids. */
+GsMbOut
+gs_mb_mpt (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, T = B * b->seq, H = c->hidden;
+  gs_mb_scope (b, -1, "transformer");
+  gs_mg_host (g, GS_HOST_PY, 14);
+  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  gs_mb_scope (b, -1, "transformer.wte");
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  gs_mb_scope (b, -1, "transformer");
+  if (!b->generate)
+    {
+      gs_mg_fill (g, "ones", B, b->past + b->seq);
+      gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
+    }
+  int alibi = mpt_alibi (b);
+  int mask = mpt_mask (b);
+  for (int i = 0; i < c->layers; i++)
+    h = mpt_block (b, i, h, alibi, mask);
+  gs_mb_scope (b, -1, "transformer.norm_f");
+  h = gs_mg_layernorm_nobias (g, h, T, H);
   return lm_head (b, h, c->tie_embeddings ? embed : -1, FALSE);
 }

@@ -398,6 +398,15 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                      || cfg->family == GS_HF_OPT
                      || cfg->family == GS_HF_GPT_NEO
                      || cfg->family == GS_HF_GPT_BIGCODE;
+  /* GPT-J gathers its sin/cos rows from a table of n_positions rows, and
+   * MPT's ALiBi tensor spans max_seq_len keys: neither serves more. */
+  const char *what = cfg->family == GS_HF_GPTJ
+                     ? "positions of its sin/cos table (n_positions)"
+                     : cfg->family == GS_HF_MPT
+                     ? "positions of its ALiBi tensor (max_seq_len)"
+                     : "learned positions";
+  learned = learned || cfg->family == GS_HF_GPTJ
+            || cfg->family == GS_HF_MPT;
   if (learned && need > cfg->max_pos)
     {
       if (r->gen < cfg->max_pos && opt->at.seq != NULL)
@@ -407,21 +416,20 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
           gboolean cli = opt->gen_tokens >= 0 && opt->at.gen_tokens == NULL;
           g_set_error (error, GS_ERROR, cli ? GS_ERROR_USAGE
                                             : GS_ERROR_INPUT,
-                       "%s: model.seq %d: %d tokens exceed %s's %d learned "
-                       "positions; use seq = %d or less", opt->at.seq,
-                       r->seq, need, cfg->file, cfg->max_pos,
+                       "%s: model.seq %d: %d tokens exceed %s's %d %s; "
+                       "use seq = %d or less", opt->at.seq,
+                       r->seq, need, cfg->file, cfg->max_pos, what,
                        cfg->max_pos - (need - r->seq));
         }
       else if (r->gen < cfg->max_pos)
         g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-                     "%s: %d tokens exceed the model's %d learned positions; "
-                     "use --seq %d or less", cfg->file, need, cfg->max_pos,
+                     "%s: %d tokens exceed the model's %d %s; use --seq %d "
+                     "or less", cfg->file, need, cfg->max_pos, what,
                      cfg->max_pos - (need - r->seq));
       else
         g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-                     "%s: %d generated tokens exceed the model's %d learned "
-                     "positions on their own", cfg->file, r->gen,
-                     cfg->max_pos);
+                     "%s: %d generated tokens exceed the model's %d %s on "
+                     "their own", cfg->file, r->gen, cfg->max_pos, what);
       return FALSE;
     }
   return check_arch (opt, arch, r, error);
@@ -442,6 +450,8 @@ build_forward (GsMb *b)
     case GS_HF_FALCON: return gs_mb_falcon (b);
     case GS_HF_BLOOM: return gs_mb_bloom (b);
     case GS_HF_PHI: return gs_mb_phi (b);
+    case GS_HF_GPTJ: return gs_mb_gptj (b);
+    case GS_HF_MPT: return gs_mb_mpt (b);
     case GS_HF_OPT: return gs_mb_opt (b);
     case GS_HF_LLAMA:
     case GS_HF_MIXTRAL: return gs_mb_llama (b);
