@@ -1064,7 +1064,7 @@ deepseek_attn (GsMb *b, int i, int x, int mask, int freqs)
 
 /* An MLP module of layer I under SCOPE: nn.Linear UP (with bias when
  * BIAS) to the inner width, the activation, nn.Linear DOWN back
- * (GPT-NeoX's, Phi's, StarCoder2's). */
+ * (GPT-NeoX's, Phi's, StarCoder2's, GPT-J's). */
 static int
 linear_act_mlp (GsMb *b, int i, const char *scope, const char *up,
                 const char *down, int x, gboolean bias)
@@ -2037,7 +2037,7 @@ gptj_block (GsMb *b, int i, int h, int mask)
   int x = gs_mg_layernorm (g, h, T, H);
   int a = gptj_attn (b, i, x, mask);
   int m = linear_act_mlp (b, i, "transformer.h.%d.mlp", "fc_in", "fc_out",
-                          x);
+                          x, TRUE);
   m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
   gs_mb_scope (b, i, "transformer.h.%d", i);
   a = gs_mg_pointwise (g, "add", GS_BW_PASS, a, m, T, H, 1, 0, FALSE);
