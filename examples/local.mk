@@ -19,6 +19,8 @@ dist_examplesconfigs_DATA = examples/configs/gpt2-large.json \
 	examples/configs/starcoderbase-1b.json \
 	examples/configs/bloom-560m.json examples/configs/bloom-7b1.json \
 	examples/configs/gpt-j-6b.json examples/configs/mpt-7b.json \
+	examples/configs/mt5-base.json examples/configs/umt5-base.json \
+	examples/configs/bart-large.json \
 	examples/configs/roberta-base.json examples/configs/qwen3-30b-a3b.json \
 	examples/configs/qwen1.5-moe-a2.7b.json \
 	examples/configs/deepseek-v3.json \

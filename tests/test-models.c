@@ -295,6 +295,14 @@ test_bad_requests (void)
     { "tiny-mpt.json", { .attention = "sdpa", .dtype = GS_DTYPE_BF16 },
       GS_ERROR_PREDICT, "attention sdpa: the model's attention adds ALiBi "
       "biases" },
+    /* BART's 128 positions (130 rows, offset 2) serve the encoder's
+     * prompt and, in decode mode, the decoder's cached and new tokens. */
+    { "tiny-bart.json", { .seq = 129 }, GS_ERROR_PREDICT,
+      "129 tokens exceed the model's 128 learned positions; use --seq 128 "
+      "or less" },
+    { "tiny-bart.json", { .seq = 126, .gen = 4, .mode = "decode" },
+      GS_ERROR_PREDICT, "130 tokens exceed the model's 128 learned "
+      "positions; use --seq 124 or less" },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -2123,6 +2131,19 @@ test_published_params (void)
      * + 8192: no bias anywhere, CohereLayerNorms without bias, the head
      * tied; CohereForAI/c4ai-command-r-v01, published as 35B */
     { "command-r-v01.json", 34980831232LL, 35e9, 0, 0.5e9 },
+    /* 2 x 250112 x 768 + 12 x (4 x 768 x 768 + 3 x 768 x 2048 + 2 x 768)
+     * + 12 x (8 x 768 x 768 + 3 x 768 x 2048 + 3 x 768) + 2 x 32 x 12 +
+     * 2 x 768: gated-GELU feed-forward, the head untied, one bias table
+     * a stack; google/mt5-base, published as 582M (the paper's 580M) */
+    { "mt5-base.json", 582401280LL, 0.582e9, 0, 0.0005e9 },
+    /* 50265 x 1024 + 2 x 1026 x 1024 + 2 x 2 x 1024 + 12 x (4 x (1024 x
+     * 1024 + 1024) + 1024 x 4096 + 4096 + 4096 x 1024 + 1024 + 2 x 2 x
+     * 1024) + 12 x (8 x (1024 x 1024 + 1024) + 1024 x 4096 + 4096 + 4096
+     * x 1024 + 1024 + 3 x 2 x 1024): the shared embedding once (encoder,
+     * decoder and lm_head tie it), position tables of 1024 + 2 rows,
+     * biases everywhere (final_logits_bias is a buffer);
+     * facebook/bart-large, published as 406M */
+    { "bart-large.json", 406291456LL, 0.406e9, 0, 0.0005e9 },
   };
   /* 32 tokens: in training each of DeepSeek-V3's 256 experts gets one of
    * the 32 x 8 routed rows (Qwen3-30B-A3B's 128 two, DeepSeek-V2's 160 one
@@ -3223,6 +3244,216 @@ test_mpt (void)
   g_assert_cmpint (find_op (pd, 0, attn, "add")->bcast_elems, ==, 4 * 17);
 }
 
+/* MT5 and UMT5 (transformers 4.36; B=2, S=16, d_model 64, 4 heads of
+ * 16, d_ff 128, 2 + 2 layers): T5's blocks with a gated-GELU
+ * feed-forward by default (wi_0, gelu_new's eight kernels, wi_1, mul,
+ * wo).  MT5's head is untied by default (no d_model^-0.5 rescale, a
+ * weight of its own); UMT5's is tied (4.36's UMT5Config), and every
+ * UMT5 self-attention computes its relative position buckets and looks
+ * up a bias table of its own (k, v, then q), every cross-attention its
+ * zeros + mask. */
+static void
+test_mt5 (void)
+{
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) m = plan_fixture ("tiny-mt5.json", &r);
+  g_autoptr (GsModelPlan) u = plan_fixture ("tiny-umt5.json", &r);
+  g_autofree char *mops = layer_op_names (m, 1, -1);
+  g_autofree char *uops = layer_op_names (u, 1, -1);
+  g_test_message ("mt5 layer 1: %s", mops);
+  g_test_message ("umt5 layer 1: %s", uops);
+#define T5_NORM "_to_copy pow mean add rsqrt mul _to_copy mul "
+#define T5_ATTN "clone clone bmm add_ _to_copy _softmax _to_copy clone bmm " \
+  "contiguous mm add "
+#define T5_GATED_FF T5_NORM "mm mul pow mul add mul tanh add mul mm mul mm add"
+#define T5_BUCKETS "_to_copy div log div mul _to_copy add full_like " \
+  "minimum where add_ embedding add "
+  /* Layer 1 of the encoder, then of the decoder. */
+  g_assert_cmpstr (mops, ==,
+                   T5_NORM "mm mm mm " T5_ATTN T5_GATED_FF " "
+                   T5_NORM "mm mm mm " T5_ATTN T5_NORM "mm mm mm " T5_ATTN
+                   T5_GATED_FF);
+  g_assert_cmpstr (uops, ==,
+                   T5_NORM "mm mm mm arange arange sub gt _to_copy mul add "
+                   "abs lt " T5_BUCKETS T5_ATTN T5_GATED_FF " "
+                   T5_NORM "mm mm mm arange arange sub zeros_like minimum "
+                   "neg lt " T5_BUCKETS T5_ATTN
+                   T5_NORM "mm mm mm zeros add " T5_ATTN T5_GATED_FF);
+  /* UMT5 projects k and v before q. */
+  const char *sa = "encoder.block.1.layer.0.SelfAttention";
+  g_autofree char *uq = g_strconcat (sa, ".q", NULL);
+  g_autofree char *uk = g_strconcat (sa, ".k", NULL);
+  g_assert_cmpuint (op_index (u, find_op (u, 0, uk, NULL)), <,
+                    op_index (u, find_op (u, 0, uq, NULL)));
+  g_assert_cmpuint (op_index (m, find_op (m, 0, uq, NULL)), <,
+                    op_index (m, find_op (m, 0, uk, NULL)));
+  /* Bias tables: one a stack for MT5, one a layer for UMT5 (2 + 2), and
+   * the shared embedding twice. */
+  g_assert_cmpuint (count_ops (m, ANY_LAYER, -1, GS_OP_EMBEDDING,
+                               "embedding"), ==, 2 + 2);
+  g_assert_cmpuint (count_ops (u, ANY_LAYER, -1, GS_OP_EMBEDDING,
+                               "embedding"), ==, 4 + 2);
+  /* The head: MT5's untied, not rescaled; UMT5's tied, times
+   * d_model^-0.5 first. */
+  g_autofree char *mpre = layer_op_names (m, -1, -1);
+  g_autofree char *upre = layer_op_names (u, -1, -1);
+  g_assert_true (g_str_has_suffix (mpre, " mul _to_copy mul mm"));
+  g_assert_true (g_str_has_suffix (upre, " mul _to_copy mul mul mm"));
+
+  /* Parameters (d_model 64, q/k/v/o 64 x 64, d_ff 128, 32 buckets x 4
+   * heads): MT5 with the head's own weight, UMT5 with a bias table in
+   * every self-attention and the head tied. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) mt = plan_fixture ("tiny-mt5.json", &t);
+  g_autoptr (GsModelPlan) ut = plan_fixture ("tiny-umt5.json", &t);
+  int64_t H = 64, F = 128, V = 1000, rel = 32 * 4;
+  int64_t enc = 4 * H * H + 3 * H * F + 2 * H;
+  int64_t dec = 8 * H * H + 3 * H * F + 3 * H;
+  g_assert_cmpint (find_op (mt, 0, "optimizer", NULL)->params, ==,
+                   2 * V * H + 2 * enc + 2 * dec + 2 * rel + 2 * H);
+  g_assert_cmpint (find_op (ut, 0, "optimizer", NULL)->params, ==,
+                   V * H + 2 * enc + 2 * dec + 4 * rel + 2 * H);
+  /* umt5-base: mt5-base's sizes with a 256384-token vocabulary, the head
+   * untied and 24 bias tables: 2 x 256384 x 768 + 12 x (4 x 768 x 768 +
+   * 3 x 768 x 2048 + 2 x 768) + 12 x (8 x 768 x 768 + 3 x 768 x 2048 + 3
+   * x 768) + 24 x 32 x 12 + 2 x 768.  (Its card publishes no count; the
+   * same formula gives google/umt5-small's 307M.) */
+  g_autofree char *ub = src_path ("examples", "configs", "umt5-base.json",
+                                  NULL);
+  Req t1 = { .batch = 1, .seq = 32, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) ubp = plan_ok (ub, &t1, NULL);
+  g_assert_cmpint (find_op (ubp, 0, "optimizer", NULL)->params, ==,
+                   592043520LL);
+
+  /* A decode step (16 cached tokens): UMT5's buckets and bias over all
+   * 17 query positions, sliced to the last, in every layer; T5's over
+   * the step's one. */
+  Req d = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode" };
+  g_autoptr (GsModelPlan) ud = plan_fixture ("tiny-umt5.json", &d);
+  g_autoptr (GsModelPlan) md = plan_fixture ("tiny-mt5.json", &d);
+  const char *dsa = "decoder.block.1.layer.0.SelfAttention";
+  g_assert_cmpint (gs_op_elems (find_op (ud, 0, dsa, "embedding")), ==,
+                   17 * 17 * 4);
+  g_assert_cmpint (gs_op_elems (find_op (ud, 1, dsa, "add")), ==,
+                   2 * 4 * 1 * 17);
+  g_assert_cmpint (gs_op_elems (find_op (md, 0, "decoder.block.0.layer.0."
+                                         "SelfAttention", "embedding")), ==,
+                   1 * 17 * 4);
+  g_assert_null (find_op (ud, 0, "EncDecAttention.k", NULL));
+  g_assert_nonnull (find_op (ud, 0, "decoder.block.1.layer.1."
+                             "EncDecAttention", "zeros"));
+}
+
+/* BART (transformers 4.36's BartForConditionalGeneration, eager; B=2,
+ * S=16, d_model 64, 4 heads of 16, ffn 128, 2 + 2 layers, 128
+ * positions).  Per layer BartAttention: q_proj * scaling, k_proj and
+ * v_proj each through _shape's contiguous, q's contiguous, bmm, + mask,
+ * softmax, bmm, the heads merged, out_proj; + residual and the post-LN;
+ * fc1, gelu, fc2, + residual, final_layer_norm.  In fp16 the encoder
+ * layer's isinf/isnan clamp check, each read back by the host.  The
+ * decoder layer has the cross-attention over the encoder output
+ * between. */
+#define BART_ATTN "addmm mul addmm contiguous addmm contiguous contiguous " \
+  "bmm add _softmax bmm contiguous addmm add native_layer_norm "
+#define BART_FF "addmm gelu addmm add native_layer_norm"
+static void
+test_bart (void)
+{
+  static const struct {
+    GsDtype dtype;
+    const char *ops;   /* layer 1 of the encoder, then of the decoder */
+  } cases[] = {
+    { GS_DTYPE_FP16, BART_ATTN BART_FF " isinf any isnan any "
+      BART_ATTN BART_ATTN BART_FF },
+    { GS_DTYPE_BF16, BART_ATTN BART_FF " " BART_ATTN BART_ATTN BART_FF },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Req r = { .batch = 2, .seq = 16, .dtype = cases[i].dtype };
+      assert_layer_ops ("tiny-bart.json", &r, 1, cases[i].ops);
+    }
+  Req r = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_FP16 };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-bart.json", &r);
+  g_autofree char *pre = layer_op_names (p, -1, -1);
+  g_test_message ("outside the layers: %s", pre);
+  /* The encoder: embed_tokens * embed_scale, the positions (arange, +
+   * 2, lookup), add, layernorm_embedding, the mask expanded (.to(dtype),
+   * 1 - m, .to(bool), masked_fill).  The decoder: the tokens, the causal
+   * mask, the encoder's mask for its queries, the positions, add,
+   * layernorm_embedding; the tied lm_head + final_logits_bias. */
+  g_assert_cmpstr (pre, ==,
+                   "embedding mul arange add embedding add native_layer_norm "
+                   "_to_copy rsub _to_copy clone masked_fill_ "
+                   "embedding mul full arange add lt masked_fill_ "
+                   "_to_copy rsub _to_copy clone masked_fill_ "
+                   "arange add embedding add native_layer_norm mm add");
+  const GsOp *q = find_op (p, 0, "model.encoder.layers.0.self_attn.q_proj",
+                           NULL);
+  assert_gemm (q, 1, 32, 64, 64);
+  g_assert_true (q->bias);
+  assert_gemm (find_op (p, 0, "model.encoder.layers.0.self_attn", "bmm"),
+               8, 16, 16, 16);
+  assert_gemm (find_op (p, 0, "model.decoder.layers.0.encoder_attn.k_proj",
+                        NULL), 1, 32, 64, 64);
+  g_assert_false (find_op (p, 0, "lm_head", NULL)->bias);
+  g_assert_cmpint (gs_op_elems (find_op (p, 0, "final_logits_bias", "add")),
+                   ==, 32 * 1000);
+  g_assert_cmpint (gs_op_elems (find_op (p, 1, "model.encoder.embed_"
+                                         "positions", NULL)), ==, 2 * 16);
+  /* The clamp check reads its two answers back: two waits an encoder
+   * layer in fp16, none in bf16. */
+  g_assert_cmpuint (count_waits (p, "model.encoder.layers.1"), ==, 2);
+  g_assert_cmpuint (count_waits (p, "model.decoder.layers.1"), ==, 0);
+  Req rb = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  g_autoptr (GsModelPlan) pb = plan_fixture ("tiny-bart.json", &rb);
+  g_assert_cmpuint (count_waits (pb, "model.encoder.layers"), ==, 0);
+
+  /* Training: the functional dropouts (dropout 0.1; attention and
+   * activation 0): the embeddings' and each sub-layer's output, 1 + 2 x
+   * 2 in the encoder, 1 + 3 x 2 in the decoder.  Parameters: the shared
+   * embedding once, two position tables of 130 rows, biases on every
+   * projection. */
+  Req t = { .batch = 2, .seq = 16, .mode = "training", .optimizer = "adam" };
+  g_autoptr (GsModelPlan) pt = plan_fixture ("tiny-bart.json", &t);
+  g_assert_cmpuint (count_ops (pt, ANY_LAYER, GS_PHASE_FORWARD, -1,
+                               "native_dropout"), ==, 5 + 7);
+  int64_t H = 64, F = 128, V = 1000, P = 130;
+  int64_t attn = 4 * (H * H + H), ln = 2 * H;
+  int64_t enc = attn + ln + H * F + F + F * H + H + ln;
+  int64_t dec = enc + attn + ln;
+  g_assert_cmpint (find_op (pt, 0, "optimizer", NULL)->params, ==,
+                   V * H + 2 * P * H + 2 * ln + 2 * enc + 2 * dec);
+
+  /* A decode step (16 cached tokens): no encoder, the cross-attention's
+   * K and V from the cache, the one token's k and v not copied, no
+   * causal mask, the encoder's mask for the one query, the position
+   * after the cached ones. */
+  Req d = { .batch = 2, .seq = 16, .gen = 1, .mode = "decode" };
+  g_autoptr (GsModelPlan) pd = plan_fixture ("tiny-bart.json", &d);
+  g_assert_null (find_op (pd, 0, "model.encoder", NULL));
+  g_assert_null (find_op (pd, 0, "encoder_attn.k_proj", NULL));
+  g_assert_null (find_op (pd, 0, "decoder.layers.0.self_attn",
+                          "contiguous"));
+  g_assert_nonnull (find_op (pd, 0, "decoder.layers.0.self_attn.k_proj",
+                             NULL));
+  assert_gemm (find_op (pd, 0, "decoder.layers.0.self_attn", "bmm"), 8, 1,
+               17, 16);
+  assert_gemm (find_op (pd, 0, "decoder.layers.0.encoder_attn", "bmm"), 8,
+               1, 16, 16);
+  g_assert_cmpuint (count_ops (pd, ANY_LAYER, -1, -1, "lt"), ==, 0);
+  g_assert_cmpint (gs_op_elems (find_op (pd, 0, "model.decoder",
+                                         "masked_fill_")), ==, 2 * 16);
+
+  /* A generation of 8 tokens from a 128-token prompt: the encoder takes
+   * the prompt, the decoder starts from one token. */
+  Req gen = { .batch = 2, .seq = 128, .gen = 8 };
+  g_autoptr (GsModelPlan) pg = plan_fixture ("tiny-bart.json", &gen);
+  assert_gemm (find_op (pg, 0, "encoder.layers.0.self_attn", "bmm"), 8, 128,
+               128, 16);
+  assert_gemm (find_op (pg, 0, "decoder.layers.0.self_attn", "bmm"), 8, 1,
+               1, 16);
+}
+
 #define SPARSE "encoder.block.1.layer.1.mlp"
 
 /* The sparse MLP as the reference harness runs it (tiny-switch: d_model
@@ -4289,6 +4520,8 @@ main (int argc, char **argv)
   g_test_add_func ("/models/layers/bloom", test_bloom);
   g_test_add_func ("/models/layers/gptj", test_gptj);
   g_test_add_func ("/models/layers/mpt", test_mpt);
+  g_test_add_func ("/models/layers/mt5", test_mt5);
+  g_test_add_func ("/models/layers/bart", test_bart);
   g_test_add_func ("/models/layers/mistral-window", test_mistral_window);
   g_test_add_func ("/models/params/published", test_published_params);
   g_test_add_func ("/models/layers/mask-broadcast", test_mask_broadcast);

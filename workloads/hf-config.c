@@ -12,7 +12,8 @@
  * MixtralConfig, Qwen2MoeConfig,
  * Qwen3MoeConfig,
  * DeepseekV2Config, DeepseekV3Config,
- * SwitchTransformersConfig, T5Config) for keys a file leaves
+ * SwitchTransformersConfig, T5Config, MT5Config, UMT5Config, BartConfig)
+ * for keys a file leaves
  * out; the sizes that define a model (width, depth, heads, vocabulary) must
  * be present.  XLMRobertaConfig and CamembertConfig differ from
  * RobertaConfig only in the vocabulary, which a file must give.
@@ -165,6 +166,18 @@ static const FamilyKeys families[] = {
     "dense_act_fn", "relu" },
   { "t5", GS_HF_T5, "d_model", "num_layers", "num_heads", "vocab_size",
     "d_ff", 2048, NULL, 0, NULL, "relu" },
+  /* BartConfig: the encoder's sizes (the decoder's must match them);
+   * defaults for every size, bart-large's. */
+  { "bart", GS_HF_BART, "d_model", "encoder_layers",
+    "encoder_attention_heads", "vocab_size", "encoder_ffn_dim", 4096,
+    "max_position_embeddings", 1024, "activation_function", "gelu",
+    1024, 12, 16, 50265 },
+  /* MT5Config and UMT5Config: T5Config's keys with d_ff 1024 and
+   * feed_forward_proj "gated-gelu" by default. */
+  { "mt5", GS_HF_T5, "d_model", "num_layers", "num_heads", "vocab_size",
+    "d_ff", 1024, NULL, 0, NULL, "gelu_new" },
+  { "umt5", GS_HF_T5, "d_model", "num_layers", "num_heads", "vocab_size",
+    "d_ff", 1024, NULL, 0, NULL, "gelu_new" },
 };
 
 const char *
@@ -175,7 +188,7 @@ gs_hf_family_name (GsHfFamily f)
     "falcon", "bloom", "phi", "gpt_bigcode", "gptj", "mpt",
     "llama",
     "mixtral",
-    "switch_transformers", "t5"
+    "switch_transformers", "t5", "bart"
   };
   g_return_val_if_fail (f < GS_HF_FAMILY_COUNT, "?");
   return names[f];
@@ -191,7 +204,7 @@ gs_hf_supported_types (void)
          "cohere, "
          "qwen2_moe, qwen3_moe, "
          "deepseek_v2, deepseek_v3, "
-         "switch_transformers, t5";
+         "switch_transformers, t5, mt5, umt5, bart";
 }
 
 /* Bounds on what a config may say, far above any published model (the
@@ -1710,6 +1723,12 @@ read_t5 (const Reader *r, GsHfConfig *c, GError **error)
 {
   int dkv;
   const char *proj;
+  /* MT5Config: an untied head and gated-gelu by default; UMT5Config:
+   * gated-gelu, the head tied unless the file says (transformers 4.36;
+   * google/umt5-* say false). */
+  gboolean mt5 = strcmp (c->model_type, "mt5") == 0;
+  gboolean umt5 = strcmp (c->model_type, "umt5") == 0;
+  c->umt5 = umt5;
   if (!get_int (r, "d_kv", 64, FALSE, &dkv, error)
       || !get_int (r, "num_decoder_layers", c->layers, FALSE, &c->dec_layers,
                    error)
@@ -1718,9 +1737,10 @@ read_t5 (const Reader *r, GsHfConfig *c, GError **error)
       || !get_int (r, "relative_attention_num_buckets", 32, FALSE,
                    &c->rel_buckets, error)
       || !get_prob (r, "dropout_rate", 0.1, &c->p_resid, error)
-      || !get_bool (r, "tie_word_embeddings", TRUE, &c->tie_embeddings,
+      || !get_bool (r, "tie_word_embeddings", !mt5, &c->tie_embeddings,
                     error)
-      || !get_str (r, "feed_forward_proj", "relu", &proj, error))
+      || !get_str (r, "feed_forward_proj", mt5 || umt5 ? "gated-gelu"
+                   : "relu", &proj, error))
     return FALSE;
   c->head_dim = dkv;
   c->p_embd = c->p_attn = c->p_act = c->p_resid;
@@ -1754,6 +1774,71 @@ read_t5 (const Reader *r, GsHfConfig *c, GError **error)
       c->dec_sparse_step = sparse_step (c->dec_layers, sd);
       c->router_jitter = jitter > 0;
     }
+  return TRUE;
+}
+
+/* The decoder's KEY (BartConfig's default DEF) must equal the encoder's
+ * VALUE (ENC_KEY): gpusim models one width and head count for both. */
+static gboolean
+check_same (const Reader *r, const char *key, int def, const char *enc_key,
+            int value, GError **error)
+{
+  int n;
+  if (!get_int (r, key, def, FALSE, &n, error))
+    return FALSE;
+  if (n == value)
+    return TRUE;
+  reader_fail (r, json_object_has_member (r->obj, key) ? key : enc_key,
+               error, "key '%s' is %d where '%s' is %d: gpusim models BART "
+               "with the decoder's %s equal to the encoder's", key, n,
+               enc_key, value,
+               strstr (key, "heads") ? "attention heads" : "feed-forward "
+               "width");
+  return FALSE;
+}
+
+/* A LayerDrop probability: transformers skips each layer with it in
+ * training; gpusim runs every layer (0). */
+static gboolean
+check_layerdrop (const Reader *r, const char *key, GError **error)
+{
+  double p;
+  if (!get_prob (r, key, 0.0, &p, error))
+    return FALSE;
+  if (p == 0.0)
+    return TRUE;
+  reader_fail (r, key, error, "key '%s' is %g: gpusim models BART with "
+               "every layer run in training (0)", key, p);
+  return FALSE;
+}
+
+/* BartConfig (transformers 4.36): BartForConditionalGeneration.  The
+ * learned position tables have 2 rows before the first position; the
+ * embedding is always multiplied by embed_scale (sqrt(d_model) with
+ * scale_embedding, else 1.0): one kernel either way. */
+static gboolean
+read_bart (const Reader *r, GsHfConfig *c, GError **error)
+{
+  gboolean scale;
+  if (!get_int (r, "decoder_layers", 12, FALSE, &c->dec_layers, error)
+      || !check_max (r, "decoder_layers", c->dec_layers, MAX_LAYERS,
+                     "layers", error)
+      || !check_same (r, "decoder_attention_heads", 16,
+                      "encoder_attention_heads", c->heads, error)
+      || !check_same (r, "decoder_ffn_dim", 4096, "encoder_ffn_dim", c->ffn,
+                      error)
+      || !get_prob (r, "dropout", 0.1, &c->p_resid, error)
+      || !get_prob (r, "attention_dropout", 0.0, &c->p_attn, error)
+      || !get_prob (r, "activation_dropout", 0.0, &c->p_act, error)
+      || !check_layerdrop (r, "encoder_layerdrop", error)
+      || !check_layerdrop (r, "decoder_layerdrop", error)
+      || !get_bool (r, "scale_embedding", FALSE, &scale, error)
+      || !get_bool (r, "tie_word_embeddings", TRUE, &c->tie_embeddings,
+                    error))
+    return FALSE;
+  c->p_embd = c->p_resid;
+  c->pos_offset = 2;
+  c->linear_bias = TRUE;
   return TRUE;
 }
 
@@ -2006,6 +2091,7 @@ gs_hf_config_load_data (const char *file, const char *data, gsize len,
       break;
     case GS_HF_SWITCH:
     case GS_HF_T5: ok = read_t5 (tr, c, error); break;
+    case GS_HF_BART: ok = read_bart (tr, c, error); break;
     case GS_HF_FAMILY_COUNT: g_assert_not_reached ();
     }
   if (!ok || !check_shape (tr, fk, c, error))

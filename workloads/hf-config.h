@@ -33,7 +33,8 @@ typedef enum {
                     * deepseek_v2, deepseek_v3: latent attention,
                     * DeepSeek's MoE */
   GS_HF_SWITCH,    /* switch_transformers */
-  GS_HF_T5,
+  GS_HF_T5,        /* t5, mt5, umt5 */
+  GS_HF_BART,      /* bart */
   GS_HF_FAMILY_COUNT
 } GsHfFamily;
 
@@ -72,8 +73,8 @@ typedef struct {
   int vocab;
   int max_pos;             /* positions a learned table serves (0: none) */
   int pos_offset;          /* RoBERTa: table rows before the first position
-                            * (padding_idx + 1); the table has max_pos +
-                            * pos_offset rows */
+                            * (padding_idx + 1); BART: its offset 2; the
+                            * table has max_pos + pos_offset rows */
   int type_vocab;          /* BERT/RoBERTa token types */
   int proj_dim;            /* OPT word_embed_proj_dim */
   int num_labels;          /* BERT/RoBERTa classification head outputs */
@@ -215,6 +216,10 @@ typedef struct {
   gboolean router_jitter;  /* Switch jitter noise multiplies inputs in training */
 
   int rel_buckets;         /* T5 relative attention buckets */
+  gboolean umt5;           /* UMT5: every self-attention layer has its own
+                            * relative bias table, its buckets computed
+                            * in each layer; each cross-attention makes
+                            * its zeros + mask anew */
 } GsHfConfig;
 
 GsHfConfig *gs_hf_config_load (const char *file, GError **error);

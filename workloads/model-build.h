@@ -168,6 +168,26 @@ int gs_mb_causal_mask_4d (GsMb *b, gboolean have_2d, int64_t window);
  * positions (the mask's cumsum), their product, cast to the model's
  * dtype; returns the [B*H, 1, Sk] tensor. */
 int gs_mb_alibi (GsMb *b, int64_t heads);
+/* OPTAttention and BartAttention (transformers 4.36, eager). */
+typedef struct {
+  int x;                   /* the queries' input, [B x Sq, hidden] */
+  gboolean encoder;        /* the encoder's self-attention: over its
+                            * enc_seq tokens, not causal, no cache */
+  int kv;                  /* cross-attention: the keys' and values' input
+                            * (the encoder output); -1: self-attention on X */
+  int64_t kv_seq;          /* cross-attention: the encoder's tokens */
+  gboolean kv_cached;      /* cross-attention in a decode step: K and V
+                            * from past_key_values, not projected */
+  int mask;                /* additive mask (-1: none) */
+  gboolean mask_per_query; /* the mask is [B, 1, Sq, Sk], one row a query */
+  gboolean copy_one_token; /* OPT's builder: _shape's contiguous copies k
+                            * and v even of a decode step's one token */
+} GsMbOptAttn;
+/* q_proj(x) * scaling, k_proj and v_proj through _shape's contiguous, the
+ * self-attention cache's cat, bmm, + mask (OPT: torch.max with the
+ * minimum, its fp16 softmax in fp32), softmax, dropout, bmm, the heads
+ * merged, out_proj.  The caller sets the module scope. */
+int gs_mb_opt_attention (GsMb *b, const GsMbOptAttn *o);
 /* Mixtral's sparse MoE block over T tokens of width H (returns its output);
  * Qwen2/Qwen3-MoE's with their differences (GsHfConfig's norm_topk,
  * qwen_moe, shared_ffn). */
@@ -205,6 +225,7 @@ GsMbOut gs_mb_llama (GsMb *b);     /* llama, mistral, qwen2, qwen3,
                                     * qwen2_moe, qwen3_moe,
                                     * deepseek_v2, deepseek_v3 */
 GsMbOut gs_mb_bert (GsMb *b);     /* bert, roberta */
-GsMbOut gs_mb_t5 (GsMb *b);        /* t5, switch_transformers */
+GsMbOut gs_mb_t5 (GsMb *b);        /* t5, mt5, umt5, switch_transformers */
+GsMbOut gs_mb_bart (GsMb *b);
 
 #endif

@@ -364,39 +364,74 @@ gs_mb_gpt_neo (GsMb *b)
 
 /* ------------------------------------------------------------------ OPT */
 
-static int
-opt_attn (GsMb *b, int i, int x, int mask)
+int
+gs_mb_opt_attention (GsMb *b, const GsMbOptAttn *o)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  int64_t T = b->batch * b->seq, H = c->hidden;
-  int64_t n = b->batch * c->heads * b->seq;
-  gboolean bias = c->linear_bias;
-  gs_mb_scope (b, i, "model.decoder.layers.%d.self_attn", i);
-  gs_mg_module (g);
-  /* q_proj(h) * scaling; _shape(...) = view + transpose + contiguous. */
-  int q = gs_mg_linear (g, "q_proj", x, T, H, H, -1, bias, FALSE);
+  int64_t B = b->batch, S = o->encoder ? b->enc_seq : b->seq, T = B * S;
+  int64_t H = c->hidden, D = c->head_dim, n = B * c->heads * S;
+  gboolean bias = c->linear_bias, cross = o->kv >= 0;
+  /* q_proj(h) * scaling; _shape(...) = view + transpose + contiguous, a
+   * copy unless the projection holds one token per sequence. */
+  int q = gs_mg_linear (g, "q_proj", o->x, T, H, H, -1, bias, FALSE);
   q = gs_mg_pointwise (g, "mul", GS_BW_SCALE, q, -1, T, H, 1, 0, TRUE);
-  int k = gs_mg_linear (g, "k_proj", x, T, H, H, -1, bias, FALSE);
-  k = gs_mg_copy (g, "contiguous", GS_BW_PASS, k, n, c->head_dim);
-  int v = gs_mg_linear (g, "v_proj", x, T, H, H, -1, bias, FALSE);
-  v = gs_mg_copy (g, "contiguous", GS_BW_PASS, v, n, c->head_dim);
-  k = gs_mb_cache_cat (b, k, c->heads, c->head_dim);
-  v = gs_mb_cache_cat (b, v, c->heads, c->head_dim);
-  if (b->seq > 1)
-    q = gs_mg_copy (g, "contiguous", GS_BW_PASS, q, n, c->head_dim);
+  int64_t kv_tokens = cross ? o->kv_seq : S;
+  int k, v;
+  if (o->kv_cached)
+    {
+      /* past_key_values keeps every decoder layer's K and V of the
+       * encoder output until the generation ends. */
+      k = gs_mg_input (g, B * c->heads * kv_tokens * D, D);
+      v = gs_mg_input (g, B * c->heads * kv_tokens * D, D);
+      gs_mg_val (g, k)->cache = TRUE;
+      gs_mg_val (g, v)->cache = TRUE;
+    }
+  else
+    {
+      int src = cross ? o->kv : o->x;
+      int64_t rows = B * kv_tokens, kn = B * c->heads * kv_tokens;
+      gboolean copy = kv_tokens > 1 || o->copy_one_token;
+      k = gs_mg_linear (g, "k_proj", src, rows, H, H, -1, bias, FALSE);
+      if (copy)
+        k = gs_mg_copy (g, "contiguous", GS_BW_PASS, k, kn, D);
+      v = gs_mg_linear (g, "v_proj", src, rows, H, H, -1, bias, FALSE);
+      if (copy)
+        v = gs_mg_copy (g, "contiguous", GS_BW_PASS, v, kn, D);
+      if (!cross && !o->encoder)
+        {
+          k = gs_mb_cache_cat (b, k, c->heads, D);
+          v = gs_mb_cache_cat (b, v, c->heads, D);
+        }
+    }
+  if (S > 1)
+    q = gs_mg_copy (g, "contiguous", GS_BW_PASS, q, n, D);
   gs_mg_host (g, GS_HOST_VIEW, 9);
   GsMbAttn a;
   attn_defaults (b, &a);
+  if (cross || o->encoder)
+    a.seq_k = kv_tokens;
+  a.seq_q = S;
+  a.causal = !cross && !o->encoder;
   a.copy_q = a.copy_k = a.copy_v = FALSE;
   a.q_view = a.k_view = a.v_view = FALSE;
-  a.mask = mask;
-  a.mask_max = mask >= 0;
-  a.softmax_fp32 = g->opt.dtype == GS_DTYPE_FP16;
+  a.mask = o->mask;
+  a.mask_per_query = o->mask_per_query;
+  a.mask_max = o->mask >= 0 && c->family == GS_HF_OPT;
+  a.softmax_fp32 = c->family == GS_HF_OPT && g->opt.dtype == GS_DTYPE_FP16;
   a.p_drop = c->p_attn;
   gs_mg_host (g, GS_HOST_PY, 10);
   int ctx = gs_mb_attention (b, &a, q, k, v);
   return gs_mg_linear (g, "out_proj", ctx, T, H, H, -1, bias, FALSE);
+}
+
+static int
+opt_attn (GsMb *b, int i, int x, int mask)
+{
+  gs_mb_scope (b, i, "model.decoder.layers.%d.self_attn", i);
+  gs_mg_module (b->g);
+  GsMbOptAttn o = { x, FALSE, -1, 0, FALSE, mask, FALSE, TRUE };
+  return gs_mb_opt_attention (b, &o);
 }
 
 static int

@@ -1,5 +1,5 @@
-/* gpusim: BERT, RoBERTa and the T5-style encoder-decoders (T5, Switch
- * Transformers) as transformers 4.36 runs them.
+/* gpusim: BERT, RoBERTa, the T5-style encoder-decoders (T5, Switch
+ * Transformers) and BART as transformers 4.36 runs them.
  *
  * BERT: BertForSequenceClassification in inference (pooler + classifier),
  * BertForPreTraining in training (MLM head over every token + NSP head).
@@ -7,8 +7,11 @@
  * encoder layers; position ids computed from the input ids; no pooler
  * (add_pooling_layer=False); RobertaForSequenceClassification in
  * inference, RobertaForMaskedLM in training.
- * T5/Switch: XxxForConditionalGeneration(input_ids, attention_mask,
- * decoder_input_ids): encoder, decoder with cross-attention, LM head.
+ * T5/Switch (and MT5, UMT5): XxxForConditionalGeneration(input_ids,
+ * attention_mask, decoder_input_ids): encoder, decoder with
+ * cross-attention, LM head.
+ * BART: BartForConditionalGeneration with the same three inputs: post-LN
+ * encoder and decoder layers with learned positions, OPT's attention.
  */
 #include "config.h"
 #include "workloads/model-build.h"
@@ -316,17 +319,20 @@ typedef struct {
   int cross_bias;
 } T5Stack;
 
-/* T5Attention.compute_bias: relative position buckets ([Sq, Sk] int ops)
- * looked up in the bias table; + mask makes it [B, H, Sq, Sk]. */
+/* T5Attention.compute_bias: relative position buckets ([ROWS, Sk] int
+ * ops) looked up in the bias table; the last SQ rows + mask make it
+ * [B, H, Sq, Sk].  T5's buckets are built over the step's SQ rows;
+ * UMT5's over every query position so far (ROWS = past + SQ), then
+ * sliced. */
 static int
-t5_position_bias (GsMb *b, const T5Stack *st, int64_t sq, int64_t sk,
-                  int mask)
+t5_position_bias (GsMb *b, const T5Stack *st, int64_t rows, int64_t sq,
+                  int64_t sk, int mask)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  gs_mg_fill (g, "arange", 1, sq);
+  gs_mg_fill (g, "arange", 1, rows);
   gs_mg_fill (g, "arange", 1, sk);
-  gs_mg_pointwise (g, "sub", GS_BW_NONE, -1, -1, sq, sk, 1, 0, FALSE);
+  gs_mg_pointwise (g, "sub", GS_BW_NONE, -1, -1, rows, sk, 1, 0, FALSE);
   /* _relative_position_bucket: bidirectional (encoder) or causal. */
   static const char *const enc_ops[] = {
     "gt", "_to_copy", "mul", "add", "abs", "lt", "_to_copy", "div", "log",
@@ -339,12 +345,13 @@ t5_position_bias (GsMb *b, const T5Stack *st, int64_t sq, int64_t sk,
   const char *const *ops = st->decoder ? dec_ops : enc_ops;
   guint n = st->decoder ? G_N_ELEMENTS (dec_ops) : G_N_ELEMENTS (enc_ops);
   for (guint i = 0; i < n; i++)
-    gs_mg_pointwise (g, ops[i], GS_BW_NONE, -1, -1, sq, sk, 2,
+    gs_mg_pointwise (g, ops[i], GS_BW_NONE, -1, -1, rows, sk, 2,
                      g_str_equal (ops[i], "log") ? 1 : 0, FALSE);
   int table = gs_mg_param (g, (int64_t) c->rel_buckets * c->heads,
                            c->heads);
   gs_mg_module (g);
-  int bias = gs_mg_embedding (g, table, c->rel_buckets, sq * sk, c->heads);
+  int bias = gs_mg_embedding (g, table, c->rel_buckets, rows * sk,
+                              c->heads);
   gs_mg_host (g, GS_HOST_VIEW, 2);
   if (mask < 0)
     return bias;
@@ -363,7 +370,9 @@ t5_attention (GsMb *b, T5Stack *st, int i, int x, gboolean cross)
   int64_t sk = cross ? b->enc_seq : st->past + sq;
   gboolean cached_kv = cross && st->past > 0;   /* cross K/V from step 0 */
   gs_mg_module (g);
-  int q = gs_mg_linear (g, "q", x, T, H, inner, -1, FALSE, FALSE);
+  /* UMT5Attention projects k and v first, then q. */
+  int q = c->umt5 ? -1 : gs_mg_linear (g, "q", x, T, H, inner, -1, FALSE,
+                                       FALSE);
   int k, v;
   if (cached_kv)
     {
@@ -387,9 +396,11 @@ t5_attention (GsMb *b, T5Stack *st, int i, int x, gboolean cross)
           v = gs_mb_cache_cat (b, v, c->heads, c->head_dim);
         }
     }
+  if (c->umt5)
+    q = gs_mg_linear (g, "q", x, T, H, inner, -1, FALSE, FALSE);
   gs_mg_host (g, GS_HOST_VIEW, 6);
   int *bias = cross ? &st->cross_bias : &st->self_bias;
-  if (*bias < 0)
+  if (*bias < 0 || c->umt5)
     {
       int mask = cross ? st->cross_mask : st->self_mask;
       if (cross)
@@ -401,7 +412,8 @@ t5_attention (GsMb *b, T5Stack *st, int i, int x, gboolean cross)
                                      B * c->heads * sq, sk, 1, 0, FALSE);
         }
       else
-        *bias = t5_position_bias (b, st, sq, sk, mask);
+        *bias = t5_position_bias (b, st, c->umt5 ? st->past + sq : sq, sq,
+                                  sk, mask);
     }
   GsMbAttn a = { 0 };
   a.alibi = -1;
@@ -619,5 +631,224 @@ gs_mb_t5 (GsMb *b)
                               count_sparse (c, c->layers, FALSE));
       switch_router_losses (b, T, count_sparse (c, c->dec_layers, TRUE));
     }
+  return (GsMbOut) { logits, T, c->vocab };
+}
+
+/* ----------------------------------------------------------------- BART */
+
+/* BartLearnedPositionalEmbedding: arange(past, past + S), expanded over
+ * the batch, + offset 2 (a [B, S] kernel), looked up in the table of
+ * max_position_embeddings + 2 rows. */
+static int
+bart_positions (GsMb *b, const char *stack, int64_t S)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, rows = (int64_t) c->max_pos + c->pos_offset;
+  gs_mb_scope (b, -1, "model.%s.embed_positions", stack);
+  gs_mg_module (g);
+  gs_mg_fill (g, "arange", 1, S);
+  gs_mg_host (g, GS_HOST_VIEW, 1);        /* expand */
+  gs_mg_pointwise (g, "add", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
+  int table = gs_mg_param (g, rows * c->hidden, c->hidden);
+  return gs_mg_embedding (g, table, rows, B * S, c->hidden);
+}
+
+/* _prepare_4d_attention_mask (AttentionMaskConverter._expand_mask) of
+ * the [B, Sk] mask to [B, 1, Sq, Sk]: the expanded view .to(dtype) (a
+ * copy), 1.0 - it, .to(bool), masked_fill (clone + masked_fill_). */
+static int
+bart_expand_mask (GsMb *b, int64_t sq, int64_t sk)
+{
+  GsMg *g = b->g;
+  int64_t rows = b->batch * sq;
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, -1, -1, rows, sk, 0, 0, FALSE);
+  int m = gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, rows, sk, 1, 0,
+                           TRUE);
+  gs_mg_pointwise (g, "_to_copy", GS_BW_NONE, m, -1, rows, sk, 0, 0, FALSE);
+  gs_mg_copy (g, "clone", GS_BW_NONE, m, rows, sk);
+  return gs_mg_pointwise (g, "masked_fill_", GS_BW_NONE, m, -1, rows, sk, 1,
+                          0, TRUE);
+}
+
+/* embed_tokens(ids) * embed_scale + embed_positions, layernorm_embedding,
+ * dropout (the positions made where the stack makes them: POS). */
+static int
+bart_embed_sum (GsMb *b, const char *stack, int e, int pos, int64_t T)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t H = c->hidden;
+  gs_mb_scope (b, -1, "model.%s", stack);
+  int h = gs_mg_pointwise (g, "add", GS_BW_PASS, e, pos, T, H, 1, 0, FALSE);
+  gs_mb_scope (b, -1, "model.%s.layernorm_embedding", stack);
+  h = gs_mg_layernorm (g, h, T, H);
+  gs_mb_scope (b, -1, "model.%s", stack);
+  return gs_mg_dropout (g, h, T, H, c->p_embd, FALSE);
+}
+
+/* embed_tokens(input_ids) * embed_scale (1.0 unless scale_embedding: a
+ * kernel either way). */
+static int
+bart_tokens (GsMb *b, const char *stack, int embed, int64_t T)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  gs_mb_scope (b, -1, "model.%s.embed_tokens", stack);
+  int e = gs_mg_embedding (g, embed, c->vocab, T, c->hidden);
+  gs_mb_scope (b, -1, "model.%s", stack);
+  return gs_mg_pointwise (g, "mul", GS_BW_SCALE, e, -1, T, c->hidden, 1, 0,
+                          TRUE);
+}
+
+/* One post-LN sub-layer's end: dropout, residual + x, then the LayerNorm
+ * BASE.NORM. */
+static int
+bart_residual_norm (GsMb *b, int i, const char *base, const char *norm,
+                    int res, int x, int64_t T)
+{
+  GsMg *g = b->g;
+  int64_t H = b->cfg->hidden;
+  gs_mb_scope (b, i, "%s", base);
+  x = gs_mg_dropout (g, x, T, H, b->cfg->p_resid, FALSE);
+  x = gs_mg_pointwise (g, "add", GS_BW_PASS, res, x, T, H, 1, 0, FALSE);
+  gs_mb_scope (b, i, "%s.%s", base, norm);
+  return gs_mg_layernorm (g, x, T, H);
+}
+
+/* The attention module BASE.ATTN (O: its inputs), then its residual and
+ * LayerNorm BASE.NORM. */
+static int
+bart_attn_block (GsMb *b, int i, const char *base, const char *attn,
+                 const char *norm, const GsMbOptAttn *o, int64_t T)
+{
+  gs_mb_scope (b, i, "%s.%s", base, attn);
+  gs_mg_module (b->g);
+  int a = gs_mb_opt_attention (b, o);
+  return bart_residual_norm (b, i, base, norm, o->x, a, T);
+}
+
+/* fc1, activation_function, dropout(activation_dropout), fc2; the
+ * residual and final_layer_norm. */
+static int
+bart_ffn (GsMb *b, int i, const char *base, int h, int64_t T)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t H = c->hidden, F = c->ffn;
+  gs_mb_scope (b, i, "%s", base);
+  int m = gs_mg_linear (g, "fc1", h, T, H, F, -1, TRUE, FALSE);
+  m = gs_mb_act (b, c->act, m, T, F);
+  m = gs_mg_dropout (g, m, T, F, c->p_act, FALSE);
+  m = gs_mg_linear (g, "fc2", m, T, F, H, -1, TRUE, FALSE);
+  return bart_residual_norm (b, i, base, "final_layer_norm", h, m, T);
+}
+
+/* BartEncoderLayer: self-attention, its residual and LayerNorm, the
+ * feed-forward, its residual and LayerNorm; in fp16 the clamp check
+ * (isinf(h).any() or isnan(h).any(): each read back by the host). */
+static int
+bart_encoder_layer (GsMb *b, int i, int h, int mask)
+{
+  GsMg *g = b->g;
+  int64_t T = b->batch * b->enc_seq, H = b->cfg->hidden;
+  g_autofree char *base = g_strdup_printf ("model.encoder.layers.%d", i);
+  gs_mb_scope (b, i, "%s", base);
+  gs_mg_module (g);
+  GsMbOptAttn o = { h, TRUE, -1, 0, FALSE, mask, TRUE, FALSE };
+  h = bart_attn_block (b, i, base, "self_attn", "self_attn_layer_norm", &o,
+                       T);
+  h = bart_ffn (b, i, base, h, T);
+  if (g->opt.dtype == GS_DTYPE_FP16)
+    {
+      gs_mb_scope (b, i, "%s", base);
+      gs_mg_pointwise (g, "isinf", GS_BW_NONE, h, -1, T, H, 1, 0, FALSE);
+      gs_mg_reduce (g, "any", GS_BW_NONE, -1, 1, T * H, 1);
+      gs_mg_host (g, GS_HOST_SYNC, 1);
+      gs_mg_pointwise (g, "isnan", GS_BW_NONE, h, -1, T, H, 1, 0, FALSE);
+      gs_mg_reduce (g, "any", GS_BW_NONE, -1, 1, T * H, 1);
+      gs_mg_host (g, GS_HOST_SYNC, 1);
+    }
+  return h;
+}
+
+/* BartDecoderLayer: self-attention (causal, cached), its residual and
+ * LayerNorm; cross-attention over the encoder output (its K and V
+ * cached from the first step of a generation), its residual and
+ * LayerNorm; the feed-forward, its residual and LayerNorm. */
+static int
+bart_decoder_layer (GsMb *b, int i, int h, int self_mask, int cross_mask,
+                    int enc)
+{
+  int64_t T = b->batch * b->seq;
+  g_autofree char *base = g_strdup_printf ("model.decoder.layers.%d", i);
+  gs_mb_scope (b, i, "%s", base);
+  gs_mg_module (b->g);
+  GsMbOptAttn o = { h, FALSE, -1, 0, FALSE, self_mask, TRUE, FALSE };
+  h = bart_attn_block (b, i, base, "self_attn", "self_attn_layer_norm", &o,
+                       T);
+  GsMbOptAttn x = { h, FALSE, enc, b->enc_seq, b->past > 0, cross_mask,
+                    TRUE, FALSE };
+  h = bart_attn_block (b, i, base, "encoder_attn", "encoder_attn_layer_norm",
+                       &x, T);
+  return bart_ffn (b, i, base, h, T);
+}
+
+/* BartEncoder on input_ids with the attention mask of ones the harness
+ * passes. */
+static int
+bart_encoder (GsMb *b, int embed)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t S = b->enc_seq, T = b->batch * S;
+  gs_mb_scope (b, -1, "model.encoder");
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_PY, 10);
+  int e = bart_tokens (b, "encoder", embed, T);
+  int pos = bart_positions (b, "encoder", S);
+  int h = bart_embed_sum (b, "encoder", e, pos, T);
+  int mask = bart_expand_mask (b, S, S);
+  for (int i = 0; i < c->layers; i++)
+    h = bart_encoder_layer (b, i, h, mask);
+  return h;
+}
+
+/* BartForConditionalGeneration(input_ids, attention_mask,
+ * decoder_input_ids): the encoder, the decoder (its causal mask from
+ * _prepare_4d_causal_attention_mask without a decoder mask; the
+ * encoder's mask expanded to the decoder's queries; the positions after
+ * the cached tokens), lm_head tied to the shared embedding, +
+ * final_logits_bias. */
+GsMbOut
+gs_mb_bart (GsMb *b)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
+  gs_mb_scope (b, -1, "model.shared");
+  int embed = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  int enc = b->decoder_only ? gs_mg_input (g, B * b->enc_seq * H, H)
+                            : bart_encoder (b, embed);
+  gs_mb_scope (b, -1, "model.decoder");
+  gs_mg_module (g);
+  gs_mg_host (g, GS_HOST_PY, 10);
+  int e = bart_tokens (b, "decoder", embed, T);
+  gs_mb_scope (b, -1, "model.decoder");
+  int self_mask = gs_mb_causal_mask_4d (b, FALSE, 0);
+  int cross_mask = bart_expand_mask (b, S, b->enc_seq);
+  int pos = bart_positions (b, "decoder", S);
+  int h = bart_embed_sum (b, "decoder", e, pos, T);
+  for (int i = 0; i < c->dec_layers; i++)
+    h = bart_decoder_layer (b, i, h, self_mask, cross_mask, enc);
+  gs_mb_scope (b, -1, "lm_head");
+  int logits = gs_mg_linear (g, NULL, h, T, H, c->vocab,
+                             c->tie_embeddings ? embed : -1, FALSE, FALSE);
+  gs_mb_scope (b, -1, "final_logits_bias");
+  int bias = gs_mg_input (g, c->vocab, c->vocab);
+  logits = gs_mg_pointwise (g, "add", GS_BW_PASS, logits, bias, T, c->vocab,
+                            1, 0, FALSE);
+  gs_mg_val (g, logits)->keep = TRUE;
   return (GsMbOut) { logits, T, c->vocab };
 }

@@ -393,7 +393,12 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
    * only when another follows it, so N tokens use seq + N - 1 positions;
    * decode mode feeds each of its tokens. */
   int need = r->seq + fed;
+  /* BART's encoder takes the prompt; a generation's decoder starts from
+   * one token and feeds back the generated ones. */
+  if (cfg->family == GS_HF_BART && !r->decode)
+    need = MAX (r->seq, 1 + fed);
   gboolean learned = cfg->family == GS_HF_GPT2 || cfg->family == GS_HF_BERT
+                     || cfg->family == GS_HF_BART
                      || cfg->family == GS_HF_ROBERTA
                      || cfg->family == GS_HF_OPT
                      || cfg->family == GS_HF_GPT_NEO
@@ -459,6 +464,7 @@ build_forward (GsMb *b)
     case GS_HF_ROBERTA: return gs_mb_bert (b);
     case GS_HF_SWITCH:
     case GS_HF_T5: return gs_mb_t5 (b);
+    case GS_HF_BART: return gs_mb_bart (b);
     case GS_HF_FAMILY_COUNT: break;
     }
   g_assert_not_reached ();
@@ -599,7 +605,8 @@ static void
 build_request (GsMg *g, const GsHfConfig *cfg, const Request *r,
                const GArray *samples)
 {
-  gboolean encdec = cfg->family == GS_HF_T5 || cfg->family == GS_HF_SWITCH;
+  gboolean encdec = cfg->family == GS_HF_T5 || cfg->family == GS_HF_SWITCH
+                    || cfg->family == GS_HF_BART;
   GsMb b = { g, cfg, r->batch, r->seq, 0, r->seq, r->gen > 0, FALSE };
   if (!r->decode)
     {
@@ -647,7 +654,8 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
   int steps = decode_steps (r);
   g_autoptr (GsMg) g1 = gs_mg_new (mo);
   g_autoptr (GsMg) last = NULL;
-  gboolean encdec = cfg->family == GS_HF_T5 || cfg->family == GS_HF_SWITCH;
+  gboolean encdec = cfg->family == GS_HF_T5 || cfg->family == GS_HF_SWITCH
+                    || cfg->family == GS_HF_BART;
   if (r->decode)
     {
       g_autoptr (GArray) one = g_array_new (FALSE, TRUE,
