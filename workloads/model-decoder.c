@@ -70,6 +70,23 @@ lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
   return (GsMbOut) { logits, T, V };
 }
 
+/* An MLP module of layer I under SCOPE: nn.Linear UP (with bias when
+ * BIAS) to the inner width, the activation, nn.Linear DOWN back
+ * (GPT-Neo's, GPT-NeoX's, Phi's, StarCoder2's, GPT-J's, MPT's). */
+static int
+linear_act_mlp (GsMb *b, int i, const char *scope, const char *up,
+                const char *down, int x, gboolean bias)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, scope, i);
+  gs_mg_module (g);
+  int h = gs_mg_linear (g, up, x, T, H, c->ffn, -1, bias, FALSE);
+  h = gs_mb_act (b, c->act, h, T, c->ffn);
+  return gs_mg_linear (g, down, h, T, c->ffn, H, -1, bias, FALSE);
+}
+
 /* ---------------------------------------------------------------- GPT-2 */
 
 static int
@@ -348,11 +365,8 @@ gs_mb_gpt_neo (GsMb *b)
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
       gs_mb_scope (b, i, "transformer.h.%d.ln_2", i);
       x = gs_mg_layernorm (g, h, T, H);
-      gs_mb_scope (b, i, "transformer.h.%d.mlp", i);
-      gs_mg_module (g);
-      int m = gs_mg_linear (g, "c_fc", x, T, H, c->ffn, -1, TRUE, FALSE);
-      m = gs_mb_act (b, c->act, m, T, c->ffn);
-      m = gs_mg_linear (g, "c_proj", m, T, c->ffn, H, -1, TRUE, FALSE);
+      int m = linear_act_mlp (b, i, "transformer.h.%d.mlp", "c_fc",
+                              "c_proj", x, TRUE);
       m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
       gs_mb_scope (b, i, "transformer.h.%d", i);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
@@ -1095,23 +1109,6 @@ deepseek_attn (GsMb *b, int i, int x, int mask, int freqs)
   int ctx = gs_mb_attention (b, &a, q, k, v);
   return gs_mg_linear (g, "o_proj", ctx, T, NH * Dv, H, -1, c->o_bias,
                        FALSE);
-}
-
-/* An MLP module of layer I under SCOPE: nn.Linear UP (with bias when
- * BIAS) to the inner width, the activation, nn.Linear DOWN back
- * (GPT-NeoX's, Phi's, StarCoder2's, GPT-J's). */
-static int
-linear_act_mlp (GsMb *b, int i, const char *scope, const char *up,
-                const char *down, int x, gboolean bias)
-{
-  GsMg *g = b->g;
-  const GsHfConfig *c = b->cfg;
-  int64_t T = b->batch * b->seq, H = c->hidden;
-  gs_mb_scope (b, i, scope, i);
-  gs_mg_module (g);
-  int h = gs_mg_linear (g, up, x, T, H, c->ffn, -1, bias, FALSE);
-  h = gs_mb_act (b, c->act, h, T, c->ffn);
-  return gs_mg_linear (g, down, h, T, c->ffn, H, -1, bias, FALSE);
 }
 
 static int
@@ -2240,11 +2237,8 @@ mpt_block (GsMb *b, int i, int h, int alibi, int mask)
   h = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
   gs_mb_scope (b, i, "transformer.blocks.%d.norm_2", i);
   x = gs_mg_layernorm_nobias (g, h, T, H);
-  gs_mb_scope (b, i, "transformer.blocks.%d.ffn", i);
-  gs_mg_module (g);
-  int m = gs_mg_linear (g, "up_proj", x, T, H, c->ffn, -1, FALSE, FALSE);
-  m = gs_mb_act (b, c->act, m, T, c->ffn);
-  m = gs_mg_linear (g, "down_proj", m, T, c->ffn, H, -1, FALSE, FALSE);
+  int m = linear_act_mlp (b, i, "transformer.blocks.%d.ffn", "up_proj",
+                          "down_proj", x, FALSE);
   m = gs_mg_dropout (g, m, T, H, c->p_resid, FALSE);
   return gs_mg_pointwise (g, "add", GS_BW_PASS, m, h, T, H, 1, 0, FALSE);
 }
