@@ -246,6 +246,32 @@ bigcode_mask (GsMb *b)
                           FALSE);
 }
 
+/* GPT2Model's and GPTNeoModel's start: wte and wpe; the position ids,
+ * generate()'s from its mask, else an arange; VIEWS host views before the
+ * parameters and after the arange (GPT-2's one, GPT-Neo's none).  Returns
+ * the rows of position embeddings: every token's with generate(), else
+ * one sequence's, broadcast over the batch. */
+static int64_t
+learned_positions (GsMb *b, int views, int *wte, int *wpe)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t H = c->hidden;
+  gs_mb_scope (b, -1, "transformer");
+  gs_mg_host (g, GS_HOST_PY, 12);
+  gs_mg_host (g, GS_HOST_VIEW, views);
+  *wte = gs_mg_param (g, (int64_t) c->vocab * H, H);
+  *wpe = gs_mg_param (g, (int64_t) c->max_pos * H, H);
+  if (b->generate)
+    {
+      gs_mb_generate_positions (b);
+      return b->batch * b->seq;
+    }
+  gs_mg_fill (g, "arange", 1, b->seq);      /* position_ids */
+  gs_mg_host (g, GS_HOST_VIEW, views);
+  return b->seq;
+}
+
 /* GPT2LMHeadModel, and GPTBigCodeForCausalLM (learned positions, its own
  * attention and mask, nn.Linear projections, a tied head). */
 GsMbOut
@@ -253,23 +279,9 @@ gs_mb_gpt2 (GsMb *b)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
-  gs_mb_scope (b, -1, "transformer");
-  gs_mg_host (g, GS_HOST_PY, 12);
-  gs_mg_host (g, GS_HOST_VIEW, 1);
-  int wte = gs_mg_param (g, (int64_t) c->vocab * H, H);
-  int wpe = gs_mg_param (g, (int64_t) c->max_pos * H, H);
-  int64_t pos_rows = S;
-  if (b->generate)
-    {
-      gs_mb_generate_positions (b);
-      pos_rows = T;
-    }
-  else
-    {
-      gs_mg_fill (g, "arange", 1, S);       /* position_ids */
-      gs_mg_host (g, GS_HOST_VIEW, 1);
-    }
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  int wte, wpe;
+  int64_t pos_rows = learned_positions (b, 1, &wte, &wpe);
   int mask = !b->generate ? -1
              : c->family == GS_HF_GPT_BIGCODE ? bigcode_mask (b)
                                               : gpt2_mask (b);
@@ -332,19 +344,9 @@ gs_mb_gpt_neo (GsMb *b)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  int64_t B = b->batch, S = b->seq, T = B * S, H = c->hidden;
-  gs_mb_scope (b, -1, "transformer");
-  gs_mg_host (g, GS_HOST_PY, 12);
-  int wte = gs_mg_param (g, (int64_t) c->vocab * H, H);
-  int wpe = gs_mg_param (g, (int64_t) c->max_pos * H, H);
-  int64_t pos_rows = S;
-  if (b->generate)
-    {
-      gs_mb_generate_positions (b);
-      pos_rows = T;
-    }
-  else
-    gs_mg_fill (g, "arange", 1, S);
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  int wte, wpe;
+  int64_t pos_rows = learned_positions (b, 0, &wte, &wpe);
   gs_mb_scope (b, -1, "transformer.wte");
   int e = gs_mg_embedding (g, wte, c->vocab, T, H);
   gs_mb_scope (b, -1, "transformer.wpe");
