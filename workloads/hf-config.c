@@ -344,27 +344,29 @@ number_of (const Reader *r, JsonNode *n, const char *key, const char *want,
   return TRUE;
 }
 
+/* Reads the number KEY holds (a type error names WANT); absent (or
+ * null): DEF, which the caller's range check passes. */
+static gboolean
+get_number (const Reader *r, const char *key, double def, const char *want,
+            double *out, GError **error)
+{
+  JsonNode *n = member (r, key);
+  *out = def;
+  return n == NULL || number_of (r, n, key, want, out, error);
+}
+
 /* Reads a probability in [0, 1) (dropout); absent: DEF. */
 static gboolean
 get_prob (const Reader *r, const char *key, double def, double *out,
           GError **error)
 {
-  JsonNode *n = member (r, key);
-  if (n == NULL)
-    {
-      *out = def;
-      return TRUE;
-    }
   double v;
-  if (!number_of (r, n, key, "a number between 0 and 1", &v, error))
+  if (!get_number (r, key, def, "a number between 0 and 1", &v, error))
     return FALSE;
   if (!(v >= 0 && v < 1))
-    {
-      reader_fail (r, key, error,
-                   "key '%s' is %g; a dropout probability must be in "
-                   "[0, 1)", key, v);
-      return FALSE;
-    }
+    return reader_fail (r, key, error,
+                        "key '%s' is %g; a dropout probability must be in "
+                        "[0, 1)", key, v);
   *out = v;
   return TRUE;
 }
@@ -391,22 +393,13 @@ static gboolean
 get_count (const Reader *r, const char *key, int def, int *out,
            GError **error)
 {
-  JsonNode *n = member (r, key);
-  if (n == NULL)
-    {
-      *out = def;
-      return TRUE;
-    }
   double v;
-  if (!number_of (r, n, key, "an integer >= 0", &v, error))
+  if (!get_number (r, key, def, "an integer >= 0", &v, error))
     return FALSE;
   if (v != floor (v) || v < 0 || v > MAX_SIZE)
-    {
-      reader_fail (r, key, error,
-                   "key '%s' is %g; it must be an integer from 0 to %d", key,
-                   v, MAX_SIZE);
-      return FALSE;
-    }
+    return reader_fail (r, key, error,
+                        "key '%s' is %g; it must be an integer from 0 to %d",
+                        key, v, MAX_SIZE);
   *out = (int) v;
   return TRUE;
 }
@@ -470,21 +463,12 @@ static gboolean
 get_fraction (const Reader *r, const char *key, double def, double *out,
               GError **error)
 {
-  JsonNode *n = member (r, key);
-  if (n == NULL)
-    {
-      *out = def;
-      return TRUE;
-    }
   double v;
-  if (!number_of (r, n, key, "a number in (0, 1]", &v, error))
+  if (!get_number (r, key, def, "a number in (0, 1]", &v, error))
     return FALSE;
   if (!(v > 0 && v <= 1))
-    {
-      reader_fail (r, key, error, "key '%s' is %g; it must be in (0, 1]",
-                   key, v);
-      return FALSE;
-    }
+    return reader_fail (r, key, error,
+                        "key '%s' is %g; it must be in (0, 1]", key, v);
   *out = v;
   return TRUE;
 }
