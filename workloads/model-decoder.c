@@ -1198,6 +1198,21 @@ model_start (GsMb *b, const char *scope, int views)
   return embed;
 }
 
+/* The token embeddings under EMBED_SCOPE, then the embedding dropout
+ * module under DROP_SCOPE (GPT-NeoX's, Phi's, GPT-J's). */
+static int
+embed_dropout (GsMb *b, int embed, const char *embed_scope,
+               const char *drop_scope)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, -1, embed_scope);
+  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
+  gs_mb_scope (b, -1, drop_scope);
+  return gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+}
+
 /* The residual add after a sublayer's output Y: h + y, Granite's
  * h + y * residual_multiplier (a Python float). */
 static int
@@ -1396,10 +1411,8 @@ gs_mb_gpt_neox (GsMb *b)
   int embed = model_start (b, "gpt_neox", 1);
   /* The 2-D mask generate() passes: (1 - m[:, None, None, :]) * min. */
   int mask = b->generate ? gpt2_mask (b) : -1;
-  gs_mb_scope (b, -1, "gpt_neox.embed_in");
-  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
-  gs_mb_scope (b, -1, "gpt_neox.emb_dropout");
-  h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+  int h = embed_dropout (b, embed, "gpt_neox.embed_in",
+                         "gpt_neox.emb_dropout");
   for (int i = 0; i < c->layers; i++)
     {
       gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
@@ -1770,10 +1783,8 @@ gs_mb_phi (GsMb *b)
   const GsHfConfig *c = b->cfg;
   int64_t T = b->batch * b->seq, H = c->hidden;
   int embed = model_start (b, "model", 1);
-  gs_mb_scope (b, -1, "model.embed_tokens");
-  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
-  gs_mb_scope (b, -1, "model.embed_dropout");
-  h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+  int h = embed_dropout (b, embed, "model.embed_tokens",
+                         "model.embed_dropout");
   gs_mb_scope (b, -1, "model");
   int mask = gs_mb_causal_mask_4d (b, b->generate, 0);
   for (int i = 0; i < c->layers; i++)
@@ -2089,10 +2100,7 @@ gs_mb_gptj (GsMb *b)
   int64_t T = b->batch * b->seq, H = c->hidden;
   int embed = model_start (b, "transformer", 1);
   int mask = b->generate ? gpt2_mask (b) : -1;
-  gs_mb_scope (b, -1, "transformer.wte");
-  int h = gs_mg_embedding (g, embed, c->vocab, T, H);
-  gs_mb_scope (b, -1, "transformer.drop");
-  h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
+  int h = embed_dropout (b, embed, "transformer.wte", "transformer.drop");
   for (int i = 0; i < c->layers; i++)
     h = gptj_block (b, i, h, mask);
   gs_mb_scope (b, -1, "transformer.ln_f");
