@@ -70,6 +70,17 @@ lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
   return (GsMbOut) { logits, T, V };
 }
 
+/* The final LayerNorm under SCOPE, VIEWS host views, then lm_head. */
+static GsMbOut
+layernorm_head (GsMb *b, const char *scope, int h, int views, int w_tied,
+                gboolean float_logits)
+{
+  gs_mb_scope (b, -1, scope);
+  h = gs_mg_layernorm (b->g, h, b->batch * b->seq, b->cfg->hidden);
+  gs_mg_host (b->g, GS_HOST_VIEW, views);
+  return lm_head (b, h, w_tied, float_logits);
+}
+
 /* An MLP module of layer I under SCOPE: nn.Linear UP (with bias when
  * BIAS) to the inner width, the activation, nn.Linear DOWN back
  * (GPT-Neo's, GPT-NeoX's, Phi's, StarCoder2's, GPT-J's, MPT's). */
@@ -297,10 +308,8 @@ gs_mb_gpt2 (GsMb *b)
   h = gs_mg_dropout (g, h, T, H, c->p_embd, TRUE);
   for (int i = 0; i < c->layers; i++)
     h = gpt2_block (b, i, h, mask);
-  gs_mb_scope (b, -1, "transformer.ln_f");
-  h = gs_mg_layernorm (g, h, T, H);
-  gs_mg_host (g, GS_HOST_VIEW, 1);
-  return lm_head (b, h, c->tie_embeddings ? wte : -1, FALSE);
+  return layernorm_head (b, "transformer.ln_f", h, 1,
+                         c->tie_embeddings ? wte : -1, FALSE);
 }
 
 /* -------------------------------------------------------------- GPT-Neo */
@@ -373,9 +382,7 @@ gs_mb_gpt_neo (GsMb *b)
       gs_mb_scope (b, i, "transformer.h.%d", i);
       h = gs_mg_pointwise (g, "add", GS_BW_PASS, h, m, T, H, 1, 0, FALSE);
     }
-  gs_mb_scope (b, -1, "transformer.ln_f");
-  h = gs_mg_layernorm (g, h, T, H);
-  return lm_head (b, h, wte, FALSE);
+  return layernorm_head (b, "transformer.ln_f", h, 0, wte, FALSE);
 }
 
 /* ------------------------------------------------------------------ OPT */
@@ -1657,10 +1664,9 @@ gs_mb_falcon (GsMb *b)
   int mask = gs_mb_causal_mask_4d (b, b->generate, 0);
   for (int i = 0; i < c->layers; i++)
     h = falcon_layer (b, i, h, alibi, mask);
-  gs_mb_scope (b, -1, "transformer.ln_f");
-  h = gs_mg_layernorm (g, h, T, H);
   /* lm_head: no bias, no .float() of the logits. */
-  return lm_head (b, h, c->tie_embeddings ? embed : -1, FALSE);
+  return layernorm_head (b, "transformer.ln_f", h, 0,
+                         c->tie_embeddings ? embed : -1, FALSE);
 }
 
 /* ------------------------------------------------------------------ Phi */
@@ -1779,9 +1785,7 @@ phi_layer (GsMb *b, int i, int h, int mask)
 GsMbOut
 gs_mb_phi (GsMb *b)
 {
-  GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  int64_t T = b->batch * b->seq, H = c->hidden;
   int embed = model_start (b, "model", 1);
   int h = embed_dropout (b, embed, "model.embed_tokens",
                          "model.embed_dropout");
@@ -1789,9 +1793,8 @@ gs_mb_phi (GsMb *b)
   int mask = gs_mb_causal_mask_4d (b, b->generate, 0);
   for (int i = 0; i < c->layers; i++)
     h = phi_layer (b, i, h, mask);
-  gs_mb_scope (b, -1, "model.final_layernorm");
-  h = gs_mg_layernorm (g, h, T, H);
-  return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
+  return layernorm_head (b, "model.final_layernorm", h, 0,
+                         c->tie_embeddings ? embed : -1, TRUE);
 }
 
 /* ---------------------------------------------------------------- BLOOM */
@@ -1960,9 +1963,8 @@ gs_mb_bloom (GsMb *b)
                           0, FALSE);
   for (int i = 0; i < c->layers; i++)
     h = bloom_block (b, i, h, alibi, mask);
-  gs_mb_scope (b, -1, "transformer.ln_f");
-  h = gs_mg_layernorm (g, h, T, H);
-  return lm_head (b, h, c->tie_embeddings ? embed : -1, FALSE);
+  return layernorm_head (b, "transformer.ln_f", h, 0,
+                         c->tie_embeddings ? embed : -1, FALSE);
 }
 
 /* ---------------------------------------------------------------- GPT-J */
@@ -2095,18 +2097,14 @@ gptj_block (GsMb *b, int i, int h, int mask)
 GsMbOut
 gs_mb_gptj (GsMb *b)
 {
-  GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  int64_t T = b->batch * b->seq, H = c->hidden;
   int embed = model_start (b, "transformer", 1);
   int mask = b->generate ? gpt2_mask (b) : -1;
   int h = embed_dropout (b, embed, "transformer.wte", "transformer.drop");
   for (int i = 0; i < c->layers; i++)
     h = gptj_block (b, i, h, mask);
-  gs_mb_scope (b, -1, "transformer.ln_f");
-  h = gs_mg_layernorm (g, h, T, H);
-  gs_mg_host (g, GS_HOST_VIEW, 1);
-  return lm_head (b, h, c->tie_embeddings ? embed : -1, TRUE);
+  return layernorm_head (b, "transformer.ln_f", h, 1,
+                         c->tie_embeddings ? embed : -1, TRUE);
 }
 
 /* ------------------------------------------------------------------ MPT */
