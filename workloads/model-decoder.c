@@ -1429,29 +1429,20 @@ gs_mb_gpt_neox (GsMb *b)
       int a = neox_attn (b, i, x, mask);
       gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
       a = gs_mg_dropout (g, a, T, H, c->p_resid, TRUE);
-      if (c->parallel_residual)
-        {
-          /* x + attn(ln1(x)) + mlp(ln2(x)): both branches read x. */
-          gs_mb_scope (b, i, "gpt_neox.layers.%d.post_attention_layernorm",
-                       i);
-          x = gs_mg_layernorm (g, h, T, H);
-          int m = neox_mlp (b, i, x);
-          gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
-          m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
-          m = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
-          h = gs_mg_pointwise (g, "add", GS_BW_PASS, m, h, T, H, 1, 0, FALSE);
-        }
-      else
-        {
-          a = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0, FALSE);
-          gs_mb_scope (b, i, "gpt_neox.layers.%d.post_attention_layernorm",
-                       i);
-          x = gs_mg_layernorm (g, a, T, H);
-          int m = neox_mlp (b, i, x);
-          gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
-          m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
-          h = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
-        }
+      /* parallel_residual: x + attn(ln1(x)) + mlp(ln2(x)), both branches
+       * reading x; otherwise the MLP reads the residual sum y = x +
+       * attn(ln1(x)) and y + mlp(ln2(y)) is the output. */
+      if (!c->parallel_residual)
+        h = a = gs_mg_pointwise (g, "add", GS_BW_PASS, a, h, T, H, 1, 0,
+                                 FALSE);
+      gs_mb_scope (b, i, "gpt_neox.layers.%d.post_attention_layernorm", i);
+      x = gs_mg_layernorm (g, h, T, H);
+      int m = neox_mlp (b, i, x);
+      gs_mb_scope (b, i, "gpt_neox.layers.%d", i);
+      m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
+      m = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
+      h = !c->parallel_residual ? m
+          : gs_mg_pointwise (g, "add", GS_BW_PASS, m, h, T, H, 1, 0, FALSE);
     }
   gs_mb_scope (b, -1, "gpt_neox.final_layer_norm");
   h = gs_mg_layernorm (g, h, T, H);
