@@ -25,8 +25,27 @@ bert_base (const GsMb *b)
   return b->cfg->family == GS_HF_ROBERTA ? "roberta" : "bert";
 }
 
-/* BertSelfAttention + BertSelfOutput (dense, dropout, LayerNorm(h + x));
- * RoBERTa's are copies. */
+/* BertSelfOutput and BertOutput of layer I, under
+ * %s.encoder.layer.I.NAME: dense from IN features, dropout,
+ * LayerNorm(y + RESIDUAL); RoBERTa's are copies. */
+static int
+bert_output (GsMb *b, int i, const char *name, int y, int64_t in,
+             int residual)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  const char *base = bert_base (b);
+  int64_t T = b->batch * b->seq, H = c->hidden;
+  gs_mb_scope (b, i, "%s.encoder.layer.%d.%s", base, i, name);
+  gs_mg_module (g);
+  int o = gs_mg_linear (g, "dense", y, T, in, H, -1, TRUE, FALSE);
+  o = gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
+  o = gs_mg_pointwise (g, "add", GS_BW_PASS, o, residual, T, H, 1, 0, FALSE);
+  gs_mb_scope (b, i, "%s.encoder.layer.%d.%s.LayerNorm", base, i, name);
+  return gs_mg_layernorm (g, o, T, H);
+}
+
+/* BertSelfAttention + BertSelfOutput; RoBERTa's are copies. */
 static int
 bert_attention (GsMb *b, int i, int x, int mask)
 {
@@ -58,14 +77,7 @@ bert_attention (GsMb *b, int i, int x, int mask)
   a.drop_module = TRUE;
   int ctx = gs_mb_attention (b, &a, q, k, v);
   gs_mg_host (g, GS_HOST_PY, 3);
-  gs_mb_scope (b, i, "%s.encoder.layer.%d.attention.output", base, i);
-  gs_mg_module (g);
-  int o = gs_mg_linear (g, "dense", ctx, T, H, H, -1, TRUE, FALSE);
-  o = gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
-  o = gs_mg_pointwise (g, "add", GS_BW_PASS, o, x, T, H, 1, 0, FALSE);
-  gs_mb_scope (b, i, "%s.encoder.layer.%d.attention.output.LayerNorm",
-               base, i);
-  return gs_mg_layernorm (g, o, T, H);
+  return bert_output (b, i, "attention.output", ctx, H, x);
 }
 
 static int
@@ -82,13 +94,7 @@ bert_layer (GsMb *b, int i, int h, int mask)
   gs_mg_module (g);
   int m = gs_mg_linear (g, "dense", a, T, H, c->ffn, -1, TRUE, FALSE);
   m = gs_mb_act (b, c->act, m, T, c->ffn);
-  gs_mb_scope (b, i, "%s.encoder.layer.%d.output", base, i);
-  gs_mg_module (g);
-  m = gs_mg_linear (g, "dense", m, T, c->ffn, H, -1, TRUE, FALSE);
-  m = gs_mg_dropout (g, m, T, H, c->p_resid, TRUE);
-  m = gs_mg_pointwise (g, "add", GS_BW_PASS, m, a, T, H, 1, 0, FALSE);
-  gs_mb_scope (b, i, "%s.encoder.layer.%d.output.LayerNorm", base, i);
-  return gs_mg_layernorm (g, m, T, H);
+  return bert_output (b, i, "output", m, c->ffn, a);
 }
 
 /* create_position_ids_from_input_ids (RoBERTa): mask = input_ids.ne(pad)
