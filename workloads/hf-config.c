@@ -371,20 +371,28 @@ get_prob (const Reader *r, const char *key, double def, double *out,
   return TRUE;
 }
 
+/* KEY's node, NULL when absent (or null); a type error naming WANT when
+ * it holds no value of TYPE. */
+static gboolean
+get_value (const Reader *r, const char *key, GType type, const char *want,
+           JsonNode **out, GError **error)
+{
+  JsonNode *n = member (r, key);
+  *out = n;
+  if (n != NULL && !(JSON_NODE_HOLDS_VALUE (n)
+                     && json_node_get_value_type (n) == type))
+    return fail_type (r, key, want, error);
+  return TRUE;
+}
+
 static gboolean
 get_bool (const Reader *r, const char *key, gboolean def, gboolean *out,
           GError **error)
 {
-  JsonNode *n = member (r, key);
-  if (n == NULL)
-    {
-      *out = def;
-      return TRUE;
-    }
-  if (!JSON_NODE_HOLDS_VALUE (n)
-      || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
-    return fail_type (r, key, "true or false", error);
-  *out = json_node_get_boolean (n);
+  JsonNode *n;
+  if (!get_value (r, key, G_TYPE_BOOLEAN, "true or false", &n, error))
+    return FALSE;
+  *out = n != NULL ? json_node_get_boolean (n) : def;
   return TRUE;
 }
 
@@ -478,16 +486,10 @@ static gboolean
 get_str (const Reader *r, const char *key, const char *def, const char **out,
          GError **error)
 {
-  JsonNode *n = member (r, key);
-  if (n == NULL)
-    {
-      *out = def;
-      return TRUE;
-    }
-  if (!JSON_NODE_HOLDS_VALUE (n)
-      || json_node_get_value_type (n) != G_TYPE_STRING)
-    return fail_type (r, key, "a string", error);
-  *out = json_node_get_string (n);
+  JsonNode *n;
+  if (!get_value (r, key, G_TYPE_STRING, "a string", &n, error))
+    return FALSE;
+  *out = n != NULL ? json_node_get_string (n) : def;
   return TRUE;
 }
 
