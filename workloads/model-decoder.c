@@ -35,6 +35,20 @@ attn_defaults (const GsMb *b, GsMbAttn *a)
   a->copy_k = a->copy_v = b->past == 0;
 }
 
+/* The attention A over Q, K and V as Llama's, DeepSeek's and Phi's eager
+ * code runs it: + the 4-D MASK sliced per query, softmax in fp32,
+ * attn_dropout's probability; after the module's eight Python ops. */
+static int
+masked_fp32_attention (GsMb *b, GsMbAttn *a, int mask, int q, int k, int v)
+{
+  a->mask = mask;
+  a->mask_per_query = TRUE;
+  a->softmax_fp32 = TRUE;
+  a->p_drop = b->cfg->p_attn;
+  gs_mg_host (b->g, GS_HOST_PY, 8);
+  return gs_mb_attention (b, a, q, k, v);
+}
+
 /* The LM head: logits = lm_head(hidden) over every position (Phi's and
  * GPT-J's with a bias); Gemma-2 soft-caps them (logits / cap, tanh, * cap)
  * before logits.float(); Granite divides them by logits_scaling, Cohere
@@ -1016,13 +1030,8 @@ llama_attn (GsMb *b, int i, int x, int mask, const int *rope)
   a.scale = c->scale_mul ? GS_MB_SCALE_MUL : GS_MB_SCALE_DIV;
   a.softcap = c->attn_softcap;
   a.window = window;
-  a.mask = mask;
-  a.mask_per_query = TRUE;
-  a.softmax_fp32 = TRUE;
-  a.p_drop = c->p_attn;
   a.drop_module = c->stablelm;      /* StableLM's nn.Dropout */
-  gs_mg_host (g, GS_HOST_PY, 8);
-  int ctx = gs_mb_attention (b, &a, q, k, v);
+  int ctx = masked_fp32_attention (b, &a, mask, q, k, v);
   int o = gs_mg_linear (g, "o_proj", ctx, T, c->heads * D, H, -1, c->o_bias,
                         FALSE);
   if (c->starcoder2)    /* F.dropout(attn_output, residual_dropout) */
@@ -1110,12 +1119,7 @@ deepseek_attn (GsMb *b, int i, int x, int mask, int freqs)
   a.q_view = a.k_view = FALSE;
   a.copy_q = a.copy_k = FALSE;
   a.scale = GS_MB_SCALE_MUL;
-  a.mask = mask;
-  a.mask_per_query = TRUE;
-  a.softmax_fp32 = TRUE;
-  a.p_drop = c->p_attn;
-  gs_mg_host (g, GS_HOST_PY, 8);
-  int ctx = gs_mb_attention (b, &a, q, k, v);
+  int ctx = masked_fp32_attention (b, &a, mask, q, k, v);
   return gs_mg_linear (g, "o_proj", ctx, T, NH * Dv, H, -1, c->o_bias,
                        FALSE);
 }
@@ -1737,12 +1741,7 @@ phi_attn (GsMb *b, int i, int x, int mask)
   a.copy_q = a.copy_k = FALSE;
   a.qk_fp32 = TRUE;
   a.scale = GS_MB_SCALE_DIV;
-  a.mask = mask;
-  a.mask_per_query = TRUE;
-  a.softmax_fp32 = TRUE;
-  a.p_drop = c->p_attn;
-  gs_mg_host (g, GS_HOST_PY, 8);
-  int ctx = gs_mb_attention (b, &a, q, k, v);
+  int ctx = masked_fp32_attention (b, &a, mask, q, k, v);
   return gs_mg_linear (g, "dense", ctx, T, NH * D, H, -1, TRUE, FALSE);
 }
 
