@@ -79,6 +79,10 @@ gboolean mem_lower_softmax (MemLower *L, GError **error);
 gboolean mem_lower_reduce (MemLower *L, GError **error);
 gboolean mem_lower_embedding (MemLower *L, GError **error);
 gboolean mem_lower_triton_reduction (MemLower *L, GError **error);
+/* How many slabs Inductor splits a sum of RNUMEL rows into XNUMEL columns
+ * into on a GPU of SM_COUNT SMs (1: one kernel; mem-rows.c). */
+int64_t gs_triton_outer_splits (int sm_count, int64_t rnumel,
+                                int64_t xnumel);
 
 /* A pointwise pass over N elements as PyTorch's TensorIterator launches
  * it (vectorized, unrolled or strided; split for 32-bit indexing):

@@ -26,6 +26,7 @@
 #include "sim/error.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Cycles of a warp-shuffle reduction step and of a block barrier with its
@@ -525,6 +526,161 @@ reduction_kind (const GsOp *op)
   return RED_NONE;
 }
 
+/* ------------------------------------------------- Triton outer reductions */
+
+/* Inductor's split of a reduction with few outputs into two kernels
+ * (Reduction.num_splits() in torch/_inductor/ir.py, read at the 2.0/2.1
+ * revision; the outer branch is unchanged in 2.4).  A sum over the rows
+ * (a bias or gamma gradient: RNUMEL rows reduced to XNUMEL columns) is
+ * split when it has fewer than 64 outputs per SM and more than 32 rows:
+ * a first kernel reduces SPLIT slabs of the rows into fp32 partials, a
+ * second reduces those.  The returned SPLIT aims at 2048 threads per SM
+ * of 256-thread blocks, each thread reducing 4 x split_size rows, with
+ * split_size between 32 and 512, rounded to a divisor of RNUMEL when one
+ * is within 20. */
+int64_t
+gs_triton_outer_splits (int sm_count, int64_t rnumel, int64_t xnumel)
+{
+  const int64_t min_per_thread = 32, max_per_thread = 512;
+  const int64_t threads_per_sm = 2048, threads = 8 * 32, rvals = 4;
+  const int64_t xvals_per_block = 128;
+  if (sm_count <= 0 || xnumel <= 1 || rnumel <= min_per_thread
+      || xnumel >= (int64_t) sm_count * 2 * 32)
+    return 1;
+  double total = (double) rnumel * (double) xnumel;
+  double min_dev = (double) min_per_thread * sm_count * threads_per_sm;
+  double max_dev = (double) max_per_thread * sm_count * threads_per_sm;
+  int64_t xblocks = (xnumel + xvals_per_block - 1) / xvals_per_block;
+  int64_t split_size, want, tol;
+  if (total < min_dev)
+    return (rnumel + rvals * min_per_thread - 1) / (rvals * min_per_thread);
+  if (total < max_dev)
+    {
+      int64_t target = (int64_t) sm_count * threads_per_sm / threads;
+      target = (target + xblocks - 1) / xblocks;
+      want = (rnumel + rvals * target - 1) / (rvals * target);
+      tol = 20;
+    }
+  else
+    {
+      want = max_per_thread;
+      tol = 50;
+    }
+  /* The divisor of rnumel nearest WANT, the smaller on a tie. */
+  int64_t best = 1;
+  for (int64_t d = 1; d * d <= rnumel; d++)
+    if (rnumel % d == 0)
+      {
+        int64_t e = rnumel / d;
+        if (llabs (d - want) < llabs (best - want)
+            || (llabs (d - want) == llabs (best - want) && d < best))
+          best = d;
+        if (llabs (e - want) < llabs (best - want)
+            || (llabs (e - want) == llabs (best - want) && e < best))
+          best = e;
+      }
+  if (total < max_dev)
+    split_size = llabs (want - best) < tol ? MAX (best, min_per_thread) : want;
+  else
+    split_size = llabs (best - want) < tol ? best : want;
+  return (rnumel + rvals * split_size - 1) / (rvals * split_size);
+}
+
+/* Triton's reduction configuration (triton_config_reduction in
+ * triton_heuristics.py): XBLOCK and RBLOCK clamped to the power-of-two
+ * size hints, num_warps = XBLOCK x RBLOCK / 128 within 2..8.  A reduction
+ * is persistent (one pass, RBLOCK the whole row) when its rows are at most
+ * 64 long under an outer hint. */
+static void
+triton_red_config (uint64_t xnumel, uint64_t rnumel, uint64_t x, uint64_t r,
+                   uint64_t *xblock, uint64_t *rblock, uint32_t *warps,
+                   gboolean *persistent)
+{
+  *persistent = rnumel <= 64;
+  *xblock = MIN (x, mem_next_pow2 (xnumel));
+  *rblock = *persistent ? mem_next_pow2 (rnumel)
+                        : MIN (r, mem_next_pow2 (rnumel));
+  *warps = (uint32_t) CLAMP (mem_next_pow2 (MAX (x * r / 128, 1)), 2, 8);
+}
+
+/* The generated kernel's name: its prefix, the fused nodes, its index. */
+static char *
+triton_name (const GsOp *op, gboolean persistent, int index)
+{
+  char *name = g_strdup_printf (
+    "triton_%s_fused_%s_%d", persistent ? "per" : "red",
+    op->fused ? op->fused : op->name ? op->name : "reduction", index);
+  g_strdelimit (name, "+ ", '_');
+  return name;
+}
+
+/* A sum over the rows that Inductor splits (gs_triton_outer_splits): the
+ * first kernel runs its pointwise members and reduces SPLIT slabs of the
+ * rows into fp32 partials under the outer-reduction configuration (XBLOCK
+ * 128 outputs, RBLOCK 8 rows, 8 warps; the loop order puts the columns
+ * innermost, so the loads coalesce); the second sums the partials, with
+ * the tiny-outer configuration when both its outputs and its rows number
+ * at most 512. */
+static gboolean
+triton_split_sum (MemLower *L, int64_t split, GError **error)
+{
+  const GsOp *op = L->op;
+  double esz = mem_esize (op->dtype);
+  int64_t rnumel = op->rows, xnumel = op->cols;
+  int64_t slab = (rnumel + split - 1) / split;
+  uint64_t xn = (uint64_t) (xnumel * split);
+  uint64_t xblock, rblock;
+  uint32_t warps;
+  gboolean persistent;
+  triton_red_config (xn, (uint64_t) slab, 128, 8, &xblock, &rblock, &warps,
+                     &persistent);
+  g_autofree char *first = triton_name (op, persistent, 0);
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_TRITON, first);
+  s.blocks = mem_ceil_div (xn, xblock);
+  s.last_scale = (double) (xn - (s.blocks - 1) * xblock) / xblock;
+  s.bx = warps * 32;
+  s.regs = 40;
+  double elems = (double) xblock * slab;
+  int n_in = MAX (op->n_in, 1);
+  s.in_bytes = (n_in * esz + op->n_mask_in) * elems;
+  s.small_bytes = MAX (op->n_small_in, 0) * xblock * esz;
+  mem_add_bcast (L, &s, op->n_small_in, n_in + MAX (op->n_out, 0), elems,
+                 xblock * esz);
+  s.out_bytes = xblock * 4.0 + MAX (op->n_out, 0) * elems * esz
+                + op->n_mask_out * elems;
+  s.alu = elems * (1 + MAX (op->alu_per_elem, 0));
+  s.sfu = elems * op->sfu_per_elem;
+  s.other = s.bx * 30.0;
+  s.trips = persistent ? 1 : ceil ((double) slab / rblock);
+  s.ilp = MAX (1.0, (double) xblock * rblock / s.bx);
+  s.fixed_cycles = block_reduce_cycles ((int) warps, 1);
+  if (!mem_emit (L, &s, error))
+    return FALSE;
+
+  gboolean tiny = split <= 512 && xnumel <= 512;
+  uint64_t x = tiny ? (split <= 256 ? 2 * (256 / (uint64_t) split) : 1) : 128;
+  uint64_t r = tiny ? MIN ((uint64_t) split, 2048) : 8;
+  triton_red_config ((uint64_t) xnumel, (uint64_t) split, x, r, &xblock,
+                     &rblock, &warps, &persistent);
+  g_autofree char *second = triton_name (op, persistent, 1);
+  mem_spec_init (&s, GS_MEM_FAM_TRITON, second);
+  s.blocks = mem_ceil_div ((uint64_t) xnumel, xblock);
+  s.last_scale = (double) ((uint64_t) xnumel - (s.blocks - 1) * xblock)
+                 / xblock;
+  s.bx = warps * 32;
+  s.regs = 32;
+  elems = (double) xblock * split;
+  s.in_bytes = elems * 4.0;
+  s.out_bytes = xblock * esz;
+  s.alu = elems;
+  s.other = s.bx * 20.0;
+  s.trips = persistent ? 1 : ceil ((double) split / rblock);
+  s.ilp = MAX (1.0, (double) xblock * rblock / s.bx);
+  s.fixed_cycles = block_reduce_cycles ((int) warps, 1);
+  return mem_emit (L, &s, error);
+}
+
 /* Inductor 2.1 (triton_heuristics.py): rows of at most 1024 elements are
  * persistent reductions (RBLOCK = next power of two, the largest XBLOCK of
  * 1, 8, 32, 128 with XBLOCK x RBLOCK <= 4096); longer rows loop with
@@ -537,6 +693,13 @@ mem_lower_triton_reduction (MemLower *L, GError **error)
   RedKind kind = reduction_kind (op);
   if (kind == RED_NONE)
     return mem_lower_triton_pointwise (L, error);
+  if (kind == RED_SUM && op->reduce_dim == 0 && op->rows > 1)
+    {
+      int64_t split = gs_triton_outer_splits (L->arch->sm_count, op->rows,
+                                              op->cols);
+      if (split > 1)
+        return triton_split_sum (L, split, error);
+    }
   double esz = mem_esize (op->dtype);
   int64_t rows = MAX (op->rows, 1), cols = MAX (op->cols, 1);
   gboolean persistent = cols <= 1024;
@@ -553,10 +716,7 @@ mem_lower_triton_reduction (MemLower *L, GError **error)
                                      2, 8);
   int passes = persistent ? 1 : kind == RED_SOFTMAX ? 3
                              : kind == RED_NORM ? 2 : 1;
-  g_autofree char *name = g_strdup_printf (
-    "triton_%s_fused_%s_0", persistent ? "per" : "red",
-    op->fused ? op->fused : op->name ? op->name : "reduction");
-  g_strdelimit (name, "+ ", '_');
+  g_autofree char *name = triton_name (op, persistent, 0);
   MemSpec s;
   mem_spec_init (&s, GS_MEM_FAM_TRITON, name);
   s.blocks = mem_ceil_div ((uint64_t) rows, xblock);
