@@ -10,7 +10,8 @@
  * value).  Every point of the cartesian product of the lists is simulated.
  * One CSV row per point: the values, total_ms, forward_ms, backward_ms,
  * optimizer_ms, the speedup over the arch as given running the point's
- * run options, tokens_per_s and skipped.  A point that cannot be
+ * run options, tokens_per_s, memory_gib (what `run` reports as
+ * "memory: at least") and skipped.  A point that cannot be
  * predicted (it does not fit, the GPU lacks the dtype: exit status 1 for
  * `run`) keeps its row with the reason in skipped and its figures empty,
  * and the others still run; usage errors and bad input stop the sweep.
@@ -60,6 +61,8 @@ typedef struct {
                             * they cannot be predicted there) */
   double tokens;           /* tokens a run processes or generates (0: not
                             * a model) */
+  double memory_gib;       /* device memory a model needs at the least
+                            * (GsModelMemory; 0: not a model) */
   char *skipped;           /* why it could not be predicted (NULL: it ran) */
 } Point;
 
@@ -102,7 +105,8 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
   g_option_context_set_summary (ctx,
     "Runs WORKLOAD on every combination of the --set values and writes one\n"
     "CSV row per point: the values, total_ms, forward_ms, backward_ms,\n"
-    "optimizer_ms, the speedup over ARCH as given, tokens_per_s and\n"
+    "optimizer_ms, the speedup over ARCH as given, tokens_per_s,\n"
+    "memory_gib (the device memory a model needs, at the least) and\n"
     "skipped: why a point could not be predicted (it does not fit, ...),\n"
     "its figures left empty; the other points still run.  A KEY is an\n"
     "arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
@@ -438,6 +442,8 @@ simulate (const Sweep *s, const GsPartitionArgs *args, const GsArch *arch,
                 * (prog->gen_tokens > 0 ? prog->gen_tokens : prog->seq);
   if (prog->model != NULL && prog->mode && strcmp (prog->mode, "decode") == 0)
     p->tokens = (double) prog->batch * MAX (1, sum.decode_steps);
+  p->memory_gib = prog->model != NULL
+                  ? gs_model_memory_total (&prog->memory) / 1073741824.0 : 0;
   return TRUE;
 }
 
@@ -495,7 +501,7 @@ point_base (Sweep *s, Point *p, const GsPartitionArgs *args, GError **error)
   double *ms = g_hash_table_lookup (s->base_ms, key);
   if (ms == NULL)
     {
-      Point b = { NULL, 0, { 0 }, 0, 0, NULL };
+      Point b = { 0 };
       GError *why = NULL;
       double base = NAN;
       if (simulate (s, args, s->base, &b, &why))
@@ -683,7 +689,7 @@ write_csv (const Sweep *s, FILE *out)
       fputc (',', out);
     }
   fputs ("total_ms,forward_ms,backward_ms,optimizer_ms,speedup,"
-         "tokens_per_s,skipped\n", out);
+         "tokens_per_s,memory_gib,skipped\n", out);
   for (guint k = 0; k < s->points->len; k++)
     {
       const Point *p = &g_array_index (s->points, Point, k);
@@ -696,7 +702,7 @@ write_csv (const Sweep *s, FILE *out)
       if (p->skipped != NULL)
         {
           /* No figures, only the reason. */
-          fputs (",,,,,,", out);
+          fputs (",,,,,,,", out);
           csv_field (out, p->skipped);
           fputc ('\n', out);
           continue;
@@ -711,6 +717,10 @@ write_csv (const Sweep *s, FILE *out)
       /* Empty for a workload of kernels, which has no tokens. */
       if (p->tokens > 0 && p->total_ms > 0)
         fprintf (out, "%.6g", p->tokens / (p->total_ms / 1000));
+      fputc (',', out);
+      /* Empty for a workload of kernels. */
+      if (p->memory_gib > 0)
+        fprintf (out, "%.4g", p->memory_gib);
       fputs (",\n", out);
     }
 }

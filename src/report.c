@@ -316,6 +316,35 @@ occ_limiter (const GsKernelResult *r)
 
 /* ------------------------------------------------------------------ text */
 
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* The device memory a model needs, at the least (GsModelMemory), and what
+ * the GPU has: "memory: at least 40.3 GiB of 80 GiB (weights 15.0, ...
+ * GiB)", in MiB where the total is under a GiB. */
+static void
+write_memory_line (FILE *out, const GsModelMemory *m)
+{
+  double total = gs_model_memory_total (m);
+  double unit = total < GIB ? 1024.0 * 1024.0 : GIB;
+  const char *name = total < GIB ? "MiB" : "GiB";
+  const struct { const char *what; double bytes; } f[] = {
+    { "gradients", m->grads }, { "optimizer state", m->optimizer },
+    { "saved for backward", m->saved }, { "KV cache", m->cache },
+    { "largest tensor", m->largest } };
+  GString *parts = g_string_new (NULL);
+  g_string_append_printf (parts, "weights %.1f", m->weights / unit);
+  for (guint i = 0; i < G_N_ELEMENTS (f); i++)
+    if (f[i].bytes > 0)
+      g_string_append_printf (parts, ", %s %.1f", f[i].what,
+                              f[i].bytes / unit);
+  g_autofree char *of = m->device > 0
+    ? g_strdup_printf (" of %g GiB", m->device / GIB) : g_strdup ("");
+  fprintf (out, "  memory: at least %.1f %s%s (%s %s)\n", total / unit, name,
+           of, parts->str, name);
+  g_string_free (parts, TRUE);
+}
+
 static void
 write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
 {
@@ -383,6 +412,8 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
              ? ", routing balanced (tokens spread evenly over the experts)"
              : ", routing identical (every token picks the same experts; "
                "--routing balanced spreads them)", "");
+  if (prog->model && gs_model_memory_total (&prog->memory) > 0)
+    write_memory_line (out, &prog->memory);
   if (prog->model && prog->note)
     fprintf (out, "  note: %s\n", prog->note);
 }
@@ -698,6 +729,24 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
         {
           json_builder_set_member_name (b, "note");
           json_builder_add_string_value (b, prog->note);
+        }
+      const GsModelMemory *m = &prog->memory;
+      if (gs_model_memory_total (m) > 0)
+        {
+          json_builder_set_member_name (b, "memory_gib");
+          json_builder_begin_object (b);
+          const struct { const char *key; double bytes; } f[] = {
+            { "total", gs_model_memory_total (m) }, { "device", m->device },
+            { "weights", m->weights }, { "gradients", m->grads },
+            { "optimizer_state", m->optimizer },
+            { "saved_for_backward", m->saved }, { "kv_cache", m->cache },
+            { "largest_tensor", m->largest } };
+          for (guint i = 0; i < G_N_ELEMENTS (f); i++)
+            {
+              json_builder_set_member_name (b, f[i].key);
+              json_builder_add_double_value (b, f[i].bytes / GIB);
+            }
+          json_builder_end_object (b);
         }
     }
   json_builder_set_member_name (b, "total_ms");

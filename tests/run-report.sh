@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..17"
+echo "1..19"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -237,4 +237,40 @@ if sed -n 2p "$tmp/h200.txt" | grep -q 'DRAM 4800 GB/s; calibration of h100-sxm5
   echo "ok 17 inherited calibration named in the header and the JSON"
 else
   echo "not ok 17 inherited calibration"; sed -n 1,3p "$tmp/h200.txt" | sed 's/^/# /'
+fi
+
+# 18. A model's report says the device memory it needs at the least: GPT-2
+# Large's 774,030,080 fp32 parameters (2.9 GiB) and its largest tensor,
+# the logits of 4 x 1024 tokens over 50257 words (0.8 GiB), of the H100's
+# 80 GiB; the JSON gives the same in GiB, and a workload of kernels none.
+"$GPUSIM" run data/neusight/models/gpt2_large.json --arch h100 --batch 4 --seq 1024 > "$tmp/mem.txt"
+"$GPUSIM" run data/neusight/models/gpt2_large.json --arch h100 --batch 4 --seq 1024 --format json > "$tmp/mem.json"
+w=$("$J" "$tmp/mem.json" memory_gib.weights)
+l=$("$J" "$tmp/mem.json" memory_gib.largest_tensor)
+t=$("$J" "$tmp/mem.json" memory_gib.total)
+if sed -n 4p "$tmp/mem.txt" | grep -qx '  memory: at least 3.7 GiB of 80 GiB (weights 2.9, largest tensor 0.8 GiB)' &&
+   awk -v w="$w" -v l="$l" -v t="$t" 'BEGIN { g = 1073741824
+     exit !(w * g / 4 > 774030079.5 && w * g / 4 < 774030080.5 &&
+            l * g / 4 > 4 * 1024 * 50257 - 0.5 && l * g / 4 < 4 * 1024 * 50257 + 0.5 &&
+            t - w - l < 1e-9 && w + l - t < 1e-9) }' &&
+   [ "$("$J" "$tmp/mem.json" memory_gib.device)" = 80 ] &&
+   ! grep -q memory_gib "$tmp/s.json" && ! grep -q 'memory:' "$tmp/lat.txt"; then
+  echo "ok 18 device memory in the header and the JSON"
+else
+  echo "not ok 18 device memory w=$w l=$l t=$t"; sed -n 1,5p "$tmp/mem.txt" | sed 's/^/# /'
+fi
+
+# 19. Training adds the gradients and what autograd saves for backward,
+# with Adam its two moments (twice the gradients), and on a MIG instance
+# the device is the profile's memory.
+"$GPUSIM" run tests/data/models/tiny-mixtral.json --arch h100 --mig 3g.40gb --seq 16 --mode training --optimizer adam --format json > "$tmp/memt.json"
+w=$("$J" "$tmp/memt.json" memory_gib.weights)
+g=$("$J" "$tmp/memt.json" memory_gib.gradients)
+o=$("$J" "$tmp/memt.json" memory_gib.optimizer_state)
+sv=$("$J" "$tmp/memt.json" memory_gib.saved_for_backward)
+if [ "$("$J" "$tmp/memt.json" memory_gib.device)" = 40 ] &&
+   awk -v w="$w" -v g="$g" -v o="$o" -v s="$sv" 'BEGIN { exit !(w > 0 && g == w && o == 2 * g && s > 0) }'; then
+  echo "ok 19 training memory: gradients, optimizer state, saved activations"
+else
+  echo "not ok 19 training memory w=$w g=$g o=$o saved=$sv"
 fi

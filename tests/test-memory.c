@@ -1006,6 +1006,66 @@ t5_on_t4 (int batch, int seq, const char *mode, int gen)
   return error;
 }
 
+/* The device memory of training a BERT with LAYERS layers of hidden
+ * 256, 4 heads and FFN 1024 in fp16, batch 2 x seq 128, eager or
+ * COMPILED. */
+static GsModelMemory
+bert_memory (int layers, gboolean compiled)
+{
+  g_autofree char *dir = gs_test_temp_dir ("gs-mem-XXXXXX");
+  g_autofree char *file = g_build_filename (dir, "config.json", NULL);
+  g_autofree char *json = g_strdup_printf (
+    "{\"model_type\": \"bert\", \"hidden_size\": 256, "
+    "\"num_attention_heads\": 4, \"intermediate_size\": 1024, "
+    "\"num_hidden_layers\": %d, \"vocab_size\": 1000, "
+    "\"max_position_embeddings\": 512, \"type_vocab_size\": 2, "
+    "\"hidden_act\": \"gelu\", \"hidden_dropout_prob\": 0.1, "
+    "\"attention_probs_dropout_prob\": 0.1, \"layer_norm_eps\": 1e-12}",
+    layers);
+  g_assert_true (g_file_set_contents (file, json, -1, NULL));
+  GsWorkloadOptions o;
+  gs_workload_options_init (&o);
+  o.batch = 2;
+  o.seq = 128;
+  o.mode = "training";
+  o.attention = "eager";
+  o.dtype = GS_DTYPE_FP16;
+  o.runtime = compiled ? GS_RUNTIME_COMPILED : GS_RUNTIME_EAGER;
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
+  GError *error = NULL;
+  GsModelPlan *p = gs_model_plan (file, &o, a, &error);
+  g_assert_no_error (error);
+  GsModelMemory m = p->memory;
+  gs_model_plan_free (p);
+  return m;
+}
+
+/* What eager training keeps for the backward, per layer: Korthikanti et
+ * al., "Reducing Activation Recomputation in Large Transformer Models"
+ * (MLSys 2023), section 4.1: 34 s b h + 5 a s^2 b bytes in 16-bit with
+ * dropout (the attention's inputs 11 s b h + 5 a s^2 b, the MLP's 19 s b
+ * h, the two layer norms' 4 s b h).  BERT's post-norm layer saves the
+ * same tensors (its q and k are the contiguous copies matmul makes).  The
+ * compiled runtime counts only the GEMMs' inputs; the weights, gradients
+ * and device follow the parameters and the arch. */
+static void
+test_saved_activations (void)
+{
+  const double s = 128, b = 2, h = 256, a = 4;
+  GsModelMemory one = bert_memory (1, FALSE), two = bert_memory (2, FALSE);
+  double layer = two.saved - one.saved;
+  g_assert_cmpfloat (fabs (layer / (34 * s * b * h + 5 * a * s * s * b) - 1),
+                     <, 1e-9);
+  double params = 12 * h * h + 13 * h;       /* a BERT layer's parameters */
+  g_assert_cmpfloat (fabs (two.weights - one.weights - 2 * params), <, 0.5);
+  g_assert_cmpfloat (two.grads, ==, two.weights);
+  g_assert_cmpfloat (two.optimizer, ==, 0);
+  g_assert_cmpfloat (two.device, ==, 40.0 * 1024 * 1024 * 1024);
+  GsModelMemory compiled = bert_memory (2, TRUE);
+  g_assert_cmpfloat (compiled.saved, <, two.saved);
+  g_assert_cmpfloat (compiled.saved, >, 0);
+}
+
 /* An encoder-decoder's generation keeps, beside each decoder layer's
  * self-attention K and V, the K and V of the encoder output its
  * cross-attention computed at the first step: T5-Base's 12 decoder layers
@@ -1071,6 +1131,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/broadcast-bytes", test_broadcast_bytes);
   g_test_add_func ("/memory/other-kinds", test_other_kinds);
   g_test_add_func ("/memory/fused-sums", test_fused_sums);
+  g_test_add_func ("/memory/saved-activations", test_saved_activations);
   g_test_add_func ("/memory/outer-splits", test_outer_splits);
   g_test_add_func ("/memory/outer-split-kernels", test_outer_split_kernels);
   g_test_add_func ("/memory/dropout-mask-bytes", test_dropout_mask_bytes);

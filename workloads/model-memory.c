@@ -52,22 +52,13 @@ gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
   return TRUE;
 }
 
-/* Device memory a built graph certainly needs, bytes. */
-typedef struct {
-  double weights;          /* parameters */
-  double cache;            /* every layer's KV cache (the graph checked
-                            * holds at most one decode step) */
-  double state;            /* training: gradients and Adam's moments */
-  double activations;      /* largest tensor; training: + saved GEMM inputs */
-} Footprint;
-
 /* Training keeps every input of a forward GEMM for its backward (dW needs
- * X, dX needs W): summed once per value, a lower bound of what autograd
- * saves. */
+ * X, dX needs W): summed once per value, what autograd saves at the least
+ * (the compiled runtime's partitioner recomputes the rest, docs/models.md
+ * "Device memory"). */
 static double
-saved_gemm_inputs (const GsMg *g, double bytes)
+saved_gemm_inputs (const GsMg *g, double bytes, guint8 *seen)
 {
-  g_autofree guint8 *seen = g_new0 (guint8, g->values->len);
   double sum = 0;
   for (guint i = 0; i < g->nodes->len; i++)
     {
@@ -88,11 +79,55 @@ saved_gemm_inputs (const GsMg *g, double bytes)
   return sum;
 }
 
-static Footprint
+/* What eager autograd keeps from the forward until the backward has used
+ * it: every value the forward (or the loss) produced that a backward
+ * kernel reads (a GEMM's input for dW, a softmax's output, a GELU's
+ * input, a layer norm's input), once each, plus the dropout masks, one
+ * byte an element.  For a GPT layer this is Korthikanti et al.'s
+ * 34 s b h + 5 a s^2 b bytes in 16 bits (tests/test-memory.c). */
+static double
+saved_for_backward (const GsMg *g, double bytes, guint8 *seen)
+{
+  guint nv = g->values->len;
+  g_autofree guint8 *forward = g_new0 (guint8, nv);
+  double sum = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const GsMgNode *n = &g_array_index (g->nodes, GsMgNode, i);
+      if (n->op.phase == GS_PHASE_FORWARD || n->op.phase == GS_PHASE_LOSS)
+        {
+          if (n->out >= 0)
+            forward[n->out] = 1;
+          if (n->op.kind != GS_OP_KIND_COUNT)
+            sum += (double) n->op.n_mask_out * (double) gs_op_elems (&n->op);
+          continue;
+        }
+      if (n->op.phase != GS_PHASE_BACKWARD)
+        continue;
+      for (guint j = 0; j < n->n_in; j++)
+        {
+          int v = n->in[j];
+          if (v < 0 || !forward[v] || seen[v])
+            continue;
+          seen[v] = 1;
+          const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
+          if (!val->param && !val->cache)
+            sum += (double) val->elems * bytes;
+        }
+    }
+  return sum;
+}
+
+/* The largest activation is one not counted as saved already. */
+static GsModelMemory
 footprint (const GsMg *g, const GsModelSize *s)
 {
-  Footprint f = { 0, 0, 0, 0 };
+  GsModelMemory f = { 0 };
   double bytes = gs_dtype_bytes (g->opt.dtype);
+  g_autofree guint8 *saved = g_new0 (guint8, g->values->len);
+  if (s->training)
+    f.saved = g->opt.compiled ? saved_gemm_inputs (g, bytes, saved)
+                              : saved_for_backward (g, bytes, saved);
   double params = 0, largest = 0, cache = 0;
   for (guint v = 0; v < g->values->len; v++)
     {
@@ -101,17 +136,17 @@ footprint (const GsMg *g, const GsModelSize *s)
         params += (double) val->elems;
       else if (val->cache)
         cache += (double) val->elems;
-      else
+      else if (!saved[v])
         largest = MAX (largest, (double) val->elems);
     }
   /* fp8 GEMMs read their weights in FP8: at least those copies exist. */
   f.weights = params * MIN (bytes, gs_dtype_bytes (g->opt.gemm_dtype));
   f.cache = cache * bytes;
-  f.activations = largest * bytes;
+  f.largest = largest * bytes;
   if (s->training)
     {
-      f.state = params * bytes * (s->optimizer ? 3 : 1);
-      f.activations += saved_gemm_inputs (g, bytes);
+      f.grads = params * bytes;
+      f.optimizer = s->optimizer ? 2 * params * bytes : 0;
     }
   return f;
 }
@@ -119,30 +154,35 @@ footprint (const GsMg *g, const GsModelSize *s)
 gboolean
 gs_model_check_memory (const GsMg *g, const GsMg *last,
                        const GsHfConfig *cfg, const GsModelSize *s,
-                       const GsArch *arch, GError **error)
+                       const GsArch *arch, GsModelMemory *mem,
+                       GError **error)
 {
-  if (arch == NULL)
-    return TRUE;
-  Footprint f = footprint (g, s);
+  GsModelMemory f = footprint (g, s);
   if (last != NULL)
     {
-      Footprint l = footprint (last, s);
+      GsModelMemory l = footprint (last, s);
       f.cache = l.cache;
-      f.activations = MAX (f.activations, l.activations);
+      f.largest = MAX (f.largest, l.largest);
     }
-  double need = f.weights + f.cache + f.state + f.activations;
+  if (mem != NULL)
+    *mem = f;
+  if (arch == NULL)
+    return TRUE;
+  double need = gs_model_memory_total (&f);
   /* An unknown profile is left to gs_partition_apply, which names the
    * valid ones. */
   double gib = gs_partition_memory_gib (arch, s->mig);
   gboolean mig = s->mig != NULL && *s->mig && gib >= 0;
   if (gib < 0)
     gib = arch->dram_gib;
+  if (mem != NULL)
+    mem->device = gib * GIB;
   if (need <= gib * GIB)
     return TRUE;
   g_autofree char *state = s->training
     ? g_strdup_printf (", gradients%s %.1f GiB",
                        s->optimizer ? " and optimizer state" : "",
-                       f.state / GIB)
+                       (f.grads + f.optimizer) / GIB)
     : g_strdup ("");
   g_autofree char *cache = f.cache > 0
     ? g_strdup_printf (", KV cache %.1f GiB", f.cache / GIB) : g_strdup ("");
@@ -156,7 +196,7 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
    * 16-bit dtype halves a 32-bit model's every term (once), a larger MIG
    * profile gives more memory; where the weights and training state
    * alone exceed it, only more memory helps. */
-  double have = gib * GIB, fixed = f.weights + f.state;
+  double have = gib * GIB, fixed = f.weights + f.grads + f.optimizer;
   gboolean smaller = fixed < have;
   gboolean half = gs_dtype_bytes (g->opt.dtype) > 2 && fixed / 2 < have;
   GPtrArray *ways = g_ptr_array_new ();
@@ -187,7 +227,8 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
                "%s: batch %d x seq %d does not fit in %s: it needs at least "
                "%.1f GiB (weights %.1f GiB%s%s, activations %.1f GiB); %s",
                cfg->file, s->batch, s->seq, where, need / GIB,
-               f.weights / GIB, cache, state, f.activations / GIB, fix->str);
+               f.weights / GIB, cache, state, (f.saved + f.largest) / GIB,
+               fix->str);
   g_string_free (fix, TRUE);
   return FALSE;
 }

@@ -13,6 +13,7 @@
 #include <glib.h>
 #include "workloads/hf-config.h"
 #include "workloads/model-graph.h"
+#include "workloads/program.h"
 
 typedef struct GsArch GsArch;
 
@@ -40,14 +41,14 @@ typedef struct {
 gboolean gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
                               GError **error);
 
-/* Lower bound of the device memory the built graph G needs, against
- * ARCH's dram.size_gib, or on a MIG instance its profile's memory (ARCH
- * NULL: no check).  G holds at most one decode step.  LAST (NULL: none),
+/* Lower bound of the device memory the built graph G needs (into MEM
+ * unless NULL; its device 0 without ARCH), against ARCH's dram.size_gib,
+ * or on a MIG instance its profile's memory (ARCH NULL: no check).  G holds at most one decode step.  LAST (NULL: none),
  * a generation's last decode step built alone after G's prefill, adds its
  * KV cache and its activations where they are larger than G's. */
 gboolean gs_model_check_memory (const GsMg *g, const GsMg *last,
                                 const GsHfConfig *cfg,
                                 const GsModelSize *s, const GsArch *arch,
-                                GError **error);
+                                GsModelMemory *mem, GError **error);
 
 #endif

@@ -647,10 +647,10 @@ build_request (GsMg *g, const GsHfConfig *cfg, const Request *r,
 static gboolean
 check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
               const GsMg *g, const GsModelSize *size, const GsArch *arch,
-              GError **error)
+              GsModelMemory *mem, GError **error)
 {
-  if (arch == NULL || r->gen == 0)
-    return gs_model_check_memory (g, NULL, cfg, size, arch, error);
+  if (r->gen == 0)
+    return gs_model_check_memory (g, NULL, cfg, size, arch, mem, error);
   int steps = decode_steps (r);
   g_autoptr (GsMg) g1 = gs_mg_new (mo);
   g_autoptr (GsMg) last = NULL;
@@ -665,7 +665,8 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
       if (!encdec)
         {
           build_request (g1, cfg, r, one);
-          return gs_model_check_memory (g1, NULL, cfg, size, arch, error);
+          return gs_model_check_memory (g1, NULL, cfg, size, arch, mem,
+                                        error);
         }
       /* An encoder-decoder's decode steps run no encoder, whose weights
        * are held all the same: they are counted from a one-token pass of
@@ -698,7 +699,7 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
           build_request (last, cfg, &step, NULL);
         }
     }
-  return gs_model_check_memory (g1, last, cfg, size, arch, error);
+  return gs_model_check_memory (g1, last, cfg, size, arch, mem, error);
 }
 
 static int
@@ -744,7 +745,8 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   mo.compiled = r.runtime == GS_RUNTIME_COMPILED;
   g_autoptr (GsMg) g = gs_mg_new (&mo);
   build_request (g, cfg, &r, samples);
-  if (!check_memory (cfg, &r, &mo, g, &size, arch, error))
+  GsModelMemory mem;
+  if (!check_memory (cfg, &r, &mo, g, &size, arch, &mem, error))
     return NULL;
 
   GsModelPlan *plan = g_new0 (GsModelPlan, 1);
@@ -761,6 +763,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   plan->samples = g_steal_pointer (&samples);
   plan->layers = total_layers (cfg);
   plan->note = g_strdup (cfg->note);
+  plan->memory = mem;
   plan->routing = cfg->experts > 0 ? (r.balanced ? "balanced" : "identical")
                                    : NULL;
   GsRtPlan rp;
@@ -977,6 +980,7 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
   prog->layers = plan->layers;
   prog->routing = plan->routing;
   prog->note = g_strdup (plan->note);
+  prog->memory = plan->memory;
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (op_hash, op_equal, NULL,
                              (GDestroyNotify) g_array_unref);

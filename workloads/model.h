@@ -48,6 +48,7 @@ typedef struct {
   const char *routing;     /* MoE routing, "identical" or "balanced" (a
                             * static string; NULL: no experts) */
   char *note;              /* what the model leaves out (NULL: nothing) */
+  GsModelMemory memory;    /* device memory it needs */
   GsProgressFunc progress; /* told of lowering and of the simulation that
                             * settles the host's waits (NULL: none) */
   void *progress_data;

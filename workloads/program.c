@@ -23,6 +23,13 @@ gs_program_new (const char *name, const char *source)
   return p;
 }
 
+double
+gs_model_memory_total (const GsModelMemory *m)
+{
+  return m->weights + m->grads + m->optimizer + m->cache + m->saved
+         + m->largest;
+}
+
 void
 gs_program_free (GsProgram *p)
 {

@@ -27,6 +27,22 @@ typedef struct {
   double weight;
 } GsStepSample;
 
+/* Device memory a model request needs, bytes: a lower bound (no CUDA
+ * context, library workspaces or allocator slack), from the built graph
+ * (workloads/model-memory.c). */
+typedef struct {
+  double weights;          /* parameters (fp8: their FP8 copies) */
+  double grads;            /* training: the parameters' gradients */
+  double optimizer;        /* training: Adam's two moments */
+  double cache;            /* the KV cache at its longest */
+  double saved;            /* training: what autograd keeps for backward */
+  double largest;          /* the largest activation tensor */
+  double device;           /* what the GPU or MIG instance has (0: unknown) */
+} GsModelMemory;
+
+/* Their sum. */
+double gs_model_memory_total (const GsModelMemory *m);
+
 typedef struct {
   char *name;              /* workload name */
   char *source;            /* file it came from */
@@ -49,6 +65,7 @@ typedef struct {
                             * static string; NULL: no experts) */
   char *note;              /* what the model leaves out, for the header
                             * (NULL: nothing) */
+  GsModelMemory memory;    /* device memory it needs (all 0: not a model) */
   double host_us;          /* host time to issue everything */
   GsMemo *memo;            /* kernel timings found while building it, for
                               every later run on the same GPU */
