@@ -4371,11 +4371,13 @@ test_dtypes (void)
   g_assert_null (gs_model_plan (file, &o, v100, &error));
   g_assert_error (error, GS_ERROR, GS_ERROR_PREDICT);
   g_clear_error (&error);
-  /* fp8 on Hopper: GEMMs in fp8, the rest in bf16. */
+  /* fp8 on Hopper: GEMMs in fp8, the rest in bf16 (the norms' statistics
+   * in fp32, /models/dtype/rmsnorm-fp32). */
   g_autoptr (GsModelPlan) p = plan_ok (file, &f8, h100);
   g_assert_cmpint (find_op (p, 0, "q_proj", NULL)->dtype, ==, GS_DTYPE_FP8);
+  g_assert_cmpint (find_op (p, 0, "mlp", "silu")->dtype, ==, GS_DTYPE_BF16);
   g_assert_cmpint (find_op (p, 0, "input_layernorm", "pow")->dtype, ==,
-                   GS_DTYPE_BF16);
+                   GS_DTYPE_FP32);
   /* tf32 changes GEMMs only; half precision adds RMSNorm's casts. */
   Req tf = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_TF32 };
   g_autoptr (GsModelPlan) pt = plan_ok (file, &tf, h100);
@@ -4386,6 +4388,55 @@ test_dtypes (void)
   g_autoptr (GsModelPlan) ph = plan_ok (file, &hf, h100);
   g_assert_cmpuint (count_ops (ph, 0, -1, -1, NULL), >,
                     count_ops (pt, 0, -1, -1, NULL));
+}
+
+/* LlamaRMSNorm in half precision: hidden_states.to(torch.float32), then
+ * pow, mean, + eps, rsqrt and the product in fp32, .to(input_dtype) and
+ * the weight's product in the model's dtype.  Autograd runs the backward
+ * of the fp32 ops in fp32; under torch.compile the section is one kernel
+ * of the model's dtype. */
+static void
+test_rmsnorm_fp32 (void)
+{
+  Req t = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16,
+            .mode = "training" };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-llama.json", &t);
+  const char *norm = "layers.0.input_layernorm";
+  static const char *const fp32[] = { "pow", "mean", "add", "rsqrt" };
+  for (guint i = 0; i < G_N_ELEMENTS (fp32); i++)
+    g_assert_cmpint (find_op (p, 0, norm, fp32[i])->dtype, ==,
+                     GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 0, norm, "mul")->dtype, ==, GS_DTYPE_FP32);
+  g_assert_cmpint (find_op (p, 1, norm, "mul")->dtype, ==, GS_DTYPE_BF16);
+  g_assert_cmpuint (count_tagged (p, norm, GS_PHASE_FORWARD, -1,
+                                  "_to_copy"), ==, 2);
+  guint bw32 = 0, bw16 = 0;
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if (op->phase != GS_PHASE_BACKWARD || op->tag == NULL
+          || strstr (op->tag, norm) == NULL)
+        continue;
+      bw32 += op->dtype == GS_DTYPE_FP32;
+      bw16 += op->dtype == GS_DTYPE_BF16;
+    }
+  /* pow's three kernels, mean's expand and divide, rsqrt's three, the
+   * fp32 product's two; the weight's product and the casts in bf16. */
+  g_assert_cmpuint (bw32, >=, 9);
+  g_assert_cmpuint (bw16, >=, 2);
+  Req c = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16,
+            .runtime = GS_RUNTIME_COMPILED };
+  g_autoptr (GsModelPlan) pc = plan_fixture ("tiny-llama.json", &c);
+  guint fused = 0;
+  for (guint i = 0; i < pc->ops->len; i++)
+    {
+      const GsOp *op = op_at (pc, i);
+      if (op->fused == NULL || strstr (op->fused, "rsqrt") == NULL)
+        continue;
+      g_assert_cmpint (op->dtype, ==, GS_DTYPE_BF16);
+      fused++;
+    }
+  g_assert_cmpuint (fused, >, 0);
 }
 
 /* ------------------------------------------------------------ host */
@@ -4552,6 +4603,7 @@ main (int argc, char **argv)
                    test_sdpa_training_sm86_89);
   g_test_add_func ("/models/runtime/attention", test_attention_impl);
   g_test_add_func ("/models/dtypes", test_dtypes);
+  g_test_add_func ("/models/dtype/rmsnorm-fp32", test_rmsnorm_fp32);
   g_test_add_func ("/models/host/costs", test_host_costs);
   g_test_add_func ("/models/host/timeline", test_host_timeline);
   g_test_add_func ("/models/accuracy/bert-large-v100", test_accuracy_bert);

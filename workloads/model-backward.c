@@ -69,7 +69,14 @@ bw_op (const Bw *b, GsOp *op, GsOpKind kind, const char *name, int64_t rows,
   gs_op_init (op);
   op->kind = kind;
   op->name = (char *) name;
-  op->dtype = b->g->opt.dtype;
+  /* Gradients have their forward tensors' dtype: a half-precision
+   * model's fp32 sections (a norm's statistics, an upcast softmax) run
+   * their backward in fp32 too.  A GEMM's dtype is its inputs' (tf32,
+   * fp8), not its gradients'. */
+  const GsOp *fw = &b->node->op;
+  op->dtype = fw->dtype == GS_DTYPE_FP32 && fw->kind != GS_OP_GEMM
+              && fw->kind != GS_OP_ATTENTION ? GS_DTYPE_FP32
+                                             : b->g->opt.dtype;
   op->rows = rows;
   op->cols = cols;
   op->tag = b->node->op.tag;

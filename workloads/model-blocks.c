@@ -540,49 +540,6 @@ weight_mul (GsMg *g, int x, int64_t rows, int64_t cols)
                           FALSE);
 }
 
-/* LlamaRMSNorm, or with WEIGHT_FIRST Olmo2RMSNorm: (weight * x).to(dtype),
- * the weight multiplied in fp32 before the cast back. */
-static int
-rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols, gboolean weight_first)
-{
-  GsMg *g = b->g;
-  gboolean half = half_dtype (g);
-  gs_mg_module (g);
-  if (half)   /* hidden_states.to(torch.float32) */
-    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
-                         FALSE);
-  int p = gs_mg_pointwise (g, "pow", GS_BW_POW, x, -1, rows, cols, 1, 0,
-                           TRUE);
-  int m = gs_mg_reduce (g, "mean", GS_BW_MEAN, p, rows, cols, 1);
-  int e = gs_mg_pointwise (g, "add", GS_BW_PASS, m, -1, rows, 1, 1, 0, TRUE);
-  int r = gs_mg_pointwise (g, "rsqrt", GS_BW_RSQRT, e, -1, rows, 1, 1, 1,
-                           FALSE);
-  int y = gs_mg_pointwise (g, "mul", GS_BW_MUL, x, r, rows, cols, 1, 0,
-                           FALSE);
-  if (weight_first)   /* self.weight * x, the product in fp32 */
-    {
-      y = weight_mul (g, y, rows, cols);
-      if (half)
-        gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
-    }
-  if (half)   /* .to(input_dtype) */
-    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
-                         FALSE);
-  return weight_first ? y : weight_mul (g, y, rows, cols);
-}
-
-int
-gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
-{
-  return rmsnorm (b, x, rows, cols, FALSE);
-}
-
-int
-gs_mb_olmo2_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
-{
-  return rmsnorm (b, x, rows, cols, TRUE);
-}
-
 /* The op just added runs in fp32 (a half-precision model's upcast
  * section).  Under torch.compile the section fuses into one kernel that
  * loads and stores the model's dtype, so its ops keep it there. */
@@ -608,6 +565,47 @@ scale_by_rsqrt (GsMg *g, int x, int var, int64_t rows, int64_t cols)
                            FALSE);
   in_fp32 (g);
   return y;
+}
+
+/* LlamaRMSNorm, or with WEIGHT_FIRST Olmo2RMSNorm: (weight * x).to(dtype),
+ * the weight multiplied in fp32 before the cast back.  In half precision
+ * the norm computes in fp32 (hidden_states.to(torch.float32)). */
+static int
+rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols, gboolean weight_first)
+{
+  GsMg *g = b->g;
+  gboolean half = half_dtype (g);
+  gs_mg_module (g);
+  if (half)   /* hidden_states.to(torch.float32) */
+    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
+                         FALSE);
+  int p = gs_mg_pointwise (g, "pow", GS_BW_POW, x, -1, rows, cols, 1, 0,
+                           TRUE);
+  in_fp32 (g);
+  int m = gs_mg_reduce (g, "mean", GS_BW_MEAN, p, rows, cols, 1);
+  in_fp32 (g);
+  int y = scale_by_rsqrt (g, x, m, rows, cols);
+  if (weight_first)   /* self.weight * x, the product in fp32 */
+    {
+      y = weight_mul (g, y, rows, cols);
+      in_fp32 (g);
+    }
+  if (half)   /* .to(input_dtype) */
+    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
+                         FALSE);
+  return weight_first ? y : weight_mul (g, y, rows, cols);
+}
+
+int
+gs_mb_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
+{
+  return rmsnorm (b, x, rows, cols, FALSE);
+}
+
+int
+gs_mb_olmo2_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
+{
+  return rmsnorm (b, x, rows, cols, TRUE);
 }
 
 int
