@@ -589,6 +589,32 @@ test_outer_split_kernels (void)
   gs_op_clear (&op);
 }
 
+/* A cast writes another element size than it reads: bf16 to fp32 moves 2
+ * + 4 bytes an element, fp32 to bf16 4 + 2. */
+static void
+test_cast_bytes (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
+  double n = 4096.0 * 4096, ld, st;
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_ELEMENTWISE;
+  op.name = g_strdup ("_to_copy");
+  op.dtype = GS_DTYPE_BF16;
+  op.rows = 4096;
+  op.cols = 4096;
+  op.out_esize = 4;
+  op_bytes (a, &op, GS_RUNTIME_EAGER, &ld, &st);
+  g_assert_cmpfloat (fabs (ld / (2 * n) - 1), <, 1e-9);
+  g_assert_cmpfloat (fabs (st / (4 * n) - 1), <, 1e-9);
+  op.dtype = GS_DTYPE_FP32;
+  op.out_esize = 2;
+  op_bytes (a, &op, GS_RUNTIME_EAGER, &ld, &st);
+  g_assert_cmpfloat (fabs (ld / (4 * n) - 1), <, 1e-9);
+  g_assert_cmpfloat (fabs (st / (2 * n) - 1), <, 1e-9);
+  gs_op_clear (&op);
+}
+
 /* native_dropout writes its output and a bool mask, one byte an element;
  * native_dropout_backward reads the gradient and that mask.  So in fp32
  * the forward moves 4 + 4 + 1 bytes an element and the backward 4 + 1 +
@@ -1135,6 +1161,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/outer-splits", test_outer_splits);
   g_test_add_func ("/memory/outer-split-kernels", test_outer_split_kernels);
   g_test_add_func ("/memory/dropout-mask-bytes", test_dropout_mask_bytes);
+  g_test_add_func ("/memory/cast-bytes", test_cast_bytes);
   g_test_add_func ("/memory/params-round-trip", test_params_round_trip);
   g_test_add_func ("/memory/params-unknown-key", test_params_unknown_key);
   g_test_add_func ("/memory/residuals", test_residuals);

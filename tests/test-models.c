@@ -4410,6 +4410,25 @@ test_rmsnorm_fp32 (void)
   g_assert_cmpint (find_op (p, 1, norm, "mul")->dtype, ==, GS_DTYPE_BF16);
   g_assert_cmpuint (count_tagged (p, norm, GS_PHASE_FORWARD, -1,
                                   "_to_copy"), ==, 2);
+  /* The casts read one size and write the other; their backward kernels
+   * convert the gradients the other way. */
+  const GsOp *up = find_op (p, 0, norm, "_to_copy");
+  const GsOp *down = find_op (p, 1, norm, "_to_copy");
+  g_assert_true (up->dtype == GS_DTYPE_BF16 && up->out_esize == 4);
+  g_assert_true (down->dtype == GS_DTYPE_FP32 && down->out_esize == 2);
+  guint bw_up = 0, bw_down = 0;
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if (op->phase == GS_PHASE_BACKWARD && op->tag
+          && strstr (op->tag, norm) && strcmp (op->name, "_to_copy") == 0)
+        {
+          bw_down += op->dtype == GS_DTYPE_FP32 && op->out_esize == 2;
+          bw_up += op->dtype == GS_DTYPE_BF16 && op->out_esize == 4;
+        }
+    }
+  g_assert_cmpuint (bw_up, ==, 1);
+  g_assert_cmpuint (bw_down, ==, 1);
   guint bw32 = 0, bw16 = 0;
   for (guint i = 0; i < p->ops->len; i++)
     {

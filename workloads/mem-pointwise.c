@@ -74,9 +74,9 @@ pointwise_name (MemPwPath path, const char *name, GsDtype dtype, int unroll)
  * of the dtype's operands: dropout's mask. */
 static gboolean
 pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
-                 int n_in, int n_small, int n_out, int n_mask_in,
-                 int n_mask_out, double alu, double sfu, MemPwPath path,
-                 GError **error)
+                 double out_esz, int n_in, int n_small, int n_out,
+                 int n_mask_in, int n_mask_out, double alu, double sfu,
+                 MemPwPath path, GError **error)
 {
   double esz = mem_esize (dtype);
   int unroll = esz >= 4 ? 2 : 4;
@@ -93,7 +93,7 @@ pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
   s.regs = pointwise_regs (operands, sfu);
   s.in_bytes = (n_in * esz + n_mask_in) * elems;
   s.small_bytes = n_small * elems * esz;
-  s.out_bytes = (n_out * esz + n_mask_out) * elems;
+  s.out_bytes = (n_out * out_esz + n_mask_out) * elems;
   mem_add_bcast (L, &s, n_small, n_in + n_out, elems, elems * esz);
   s.alu = elems * alu;
   s.sfu = elems * sfu;
@@ -112,16 +112,16 @@ pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
 
 static gboolean
 pointwise_split (MemLower *L, const char *name, int64_t n, GsDtype dtype,
-                 int n_in, int n_small, int n_out, int n_mask_in,
-                 int n_mask_out, double alu, double sfu, MemPwPath path,
-                 GError **error)
+                 double out_esz, int n_in, int n_small, int n_out,
+                 int n_mask_in, int n_mask_out, double alu, double sfu,
+                 MemPwPath path, GError **error)
 {
   g_autoptr (GArray) pieces = g_array_new (FALSE, FALSE, sizeof (int64_t));
   split32 (n, mem_esize (dtype), pieces);
   for (guint i = 0; i < pieces->len; i++)
     if (!pointwise_piece (L, name, g_array_index (pieces, int64_t, i), dtype,
-                          n_in, n_small, n_out, n_mask_in, n_mask_out, alu,
-                          sfu, path, error))
+                          out_esz, n_in, n_small, n_out, n_mask_in,
+                          n_mask_out, alu, sfu, path, error))
       return FALSE;
   return TRUE;
 }
@@ -131,8 +131,8 @@ mem_pointwise (MemLower *L, const char *name, int64_t n, GsDtype dtype,
                int n_in, int n_small, int n_out, double alu, double sfu,
                MemPwPath path, GError **error)
 {
-  return pointwise_split (L, name, n, dtype, n_in, n_small, n_out, 0, 0, alu,
-                          sfu, path, error);
+  return pointwise_split (L, name, n, dtype, mem_esize (dtype), n_in,
+                          n_small, n_out, 0, 0, alu, sfu, path, error);
 }
 
 /* The path a hint's kernel name names, or -1. */
@@ -171,7 +171,10 @@ mem_lower_elementwise (MemLower *L, GError **error)
   if (path < 0)
     path = op->n_small_in > 0 ? MEM_PW_STRIDED : MEM_PW_VECTORIZED;
   return pointwise_split (L, op->name ? op->name : "pointwise",
-                          gs_op_elems (op), op->dtype, MAX (op->n_in, 0),
+                          gs_op_elems (op), op->dtype,
+                          op->out_esize > 0 ? op->out_esize
+                                            : mem_esize (op->dtype),
+                          MAX (op->n_in, 0),
                           MAX (op->n_small_in, 0), MAX (op->n_out, 1),
                           op->n_mask_in, op->n_mask_out, alu, sfu,
                           (MemPwPath) path, error);

@@ -55,6 +55,7 @@ gs_mg_value (GsMg *g, int64_t elems, int64_t cols, gboolean grad)
 {
   g_assert (elems > 0 && cols > 0);
   GsMgValue v = { 0 };
+  v.producer = -1;
   v.elems = elems;
   v.cols = cols;
   v.grad = grad && g->opt.training;
@@ -123,8 +124,11 @@ gs_mg_add (GsMg *g, const GsOp *op, GsBwRule rule, GsHostClass host,
     if (in[i] >= 0 && gs_mg_val (g, in[i])->grad)
       grad = TRUE;
   if (out_elems > 0)
-    n.out = gs_mg_value (g, out_elems, out_cols,
-                         grad && rule != GS_BW_NONE);
+    {
+      n.out = gs_mg_value (g, out_elems, out_cols,
+                           grad && rule != GS_BW_NONE);
+      gs_mg_val (g, n.out)->producer = (int) g->nodes->len;
+    }
   g_array_append_val (g->nodes, n);
   return n.out;
 }
@@ -269,6 +273,24 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
   return bmm_node (g, name, a, b, batch, m, n, k, a_t, b_t, host);
 }
 
+/* A cast in a half-precision model (GS_BW_CAST) goes to fp32 or back: it
+ * reads its input's element size and writes the other's.  The input is
+ * fp32 when the op that wrote it ran in fp32. */
+static void
+cast_sizes (GsMg *g, GsMgNode *n, int x)
+{
+  if (gs_dtype_bytes (g->opt.dtype) != 2 || x < 0)
+    return;
+  int p = gs_mg_val (g, x)->producer;
+  if (p >= 0 && gs_mg_node (g, (guint) p)->op.dtype == GS_DTYPE_FP32)
+    {
+      n->op.dtype = GS_DTYPE_FP32;
+      n->op.out_esize = (int) gs_dtype_bytes (g->opt.dtype);
+    }
+  else
+    n->op.out_esize = 4;
+}
+
 int
 gs_mg_pointwise (GsMg *g, const char *name, GsBwRule rule, int a, int b,
                  int64_t rows, int64_t cols, double alu, double sfu,
@@ -290,7 +312,10 @@ gs_mg_pointwise (GsMg *g, const char *name, GsBwRule rule, int a, int b,
     }
   int in[2] = { a, b };
   int n_in = b >= 0 ? 2 : (a >= 0 ? 1 : 0);
-  return add_op (g, &op, rule, GS_HOST_OP, in, n_in, rows * cols, cols);
+  int v = add_op (g, &op, rule, GS_HOST_OP, in, n_in, rows * cols, cols);
+  if (rule == GS_BW_CAST)
+    cast_sizes (g, gs_mg_last (g), a);
+  return v;
 }
 
 int

@@ -77,6 +77,8 @@ typedef struct {
                             * producer (split), not added */
   guint8 cache;            /* a layer's K or V cache after a decode step's
                             * append: held until the generation ends */
+  int producer;            /* the node that wrote it (-1: an input or a
+                            * parameter) */
 } GsMgValue;
 
 typedef struct {

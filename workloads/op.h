@@ -84,6 +84,10 @@ typedef struct {
    * bool).  0 elements: none, every broadcast input stays in cache. */
   int64_t bcast_elems, bcast_period;
   int bcast_esize;
+  /* Element size of what an elementwise op writes when it differs from
+   * its dtype's (0: the dtype's): a cast, .to(torch.float32) of bf16
+   * (dtype bf16, 4) or back (dtype fp32, 2). */
+  int out_esize;
   double alu_per_elem;     /* ALU operations per element */
   double sfu_per_elem;     /* transcendental operations per element */
   gboolean scalar_operand; /* tensor-scalar form (addu, mulu ...) */
