@@ -52,12 +52,30 @@ gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
   return TRUE;
 }
 
+/* Bytes of an element of value V: the dtype of the op that wrote it (a
+ * cast's output size; a GEMM's output is the model's dtype unless the
+ * GEMM runs in fp32), the model's for inputs and parameters. */
+static double
+value_esize (const GsMg *g, int v)
+{
+  double model = gs_dtype_bytes (g->opt.dtype);
+  int p = g_array_index (g->values, GsMgValue, v).producer;
+  if (p < 0)
+    return model;
+  const GsOp *op = &g_array_index (g->nodes, GsMgNode, p).op;
+  if (op->out_esize > 0)
+    return op->out_esize;
+  if (op->kind == GS_OP_GEMM || op->kind == GS_OP_KIND_COUNT)
+    return op->dtype == GS_DTYPE_FP32 ? 4 : model;
+  return gs_dtype_bytes (op->dtype);
+}
+
 /* Training keeps every input of a forward GEMM for its backward (dW needs
  * X, dX needs W): summed once per value, what autograd saves at the least
  * (the compiled runtime's partitioner recomputes the rest, docs/models.md
  * "Device memory"). */
 static double
-saved_gemm_inputs (const GsMg *g, double bytes, guint8 *seen)
+saved_gemm_inputs (const GsMg *g, guint8 *seen)
 {
   double sum = 0;
   for (guint i = 0; i < g->nodes->len; i++)
@@ -73,7 +91,7 @@ saved_gemm_inputs (const GsMg *g, double bytes, guint8 *seen)
           seen[v] = 1;
           const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
           if (!val->param)
-            sum += (double) val->elems * bytes;
+            sum += (double) val->elems * value_esize (g, v);
         }
     }
   return sum;
@@ -86,7 +104,7 @@ saved_gemm_inputs (const GsMg *g, double bytes, guint8 *seen)
  * byte an element.  For a GPT layer this is Korthikanti et al.'s
  * 34 s b h + 5 a s^2 b bytes in 16 bits (tests/test-memory.c). */
 static double
-saved_for_backward (const GsMg *g, double bytes, guint8 *seen)
+saved_for_backward (const GsMg *g, guint8 *seen)
 {
   guint nv = g->values->len;
   g_autofree guint8 *forward = g_new0 (guint8, nv);
@@ -112,7 +130,7 @@ saved_for_backward (const GsMg *g, double bytes, guint8 *seen)
           seen[v] = 1;
           const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
           if (!val->param && !val->cache)
-            sum += (double) val->elems * bytes;
+            sum += (double) val->elems * value_esize (g, v);
         }
     }
   return sum;
@@ -126,8 +144,8 @@ footprint (const GsMg *g, const GsModelSize *s)
   double bytes = gs_dtype_bytes (g->opt.dtype);
   g_autofree guint8 *saved = g_new0 (guint8, g->values->len);
   if (s->training)
-    f.saved = g->opt.compiled ? saved_gemm_inputs (g, bytes, saved)
-                              : saved_for_backward (g, bytes, saved);
+    f.saved = g->opt.compiled ? saved_gemm_inputs (g, saved)
+                              : saved_for_backward (g, saved);
   double params = 0, largest = 0, cache = 0;
   for (guint v = 0; v < g->values->len; v++)
     {
@@ -137,12 +155,13 @@ footprint (const GsMg *g, const GsModelSize *s)
       else if (val->cache)
         cache += (double) val->elems;
       else if (!saved[v])
-        largest = MAX (largest, (double) val->elems);
+        largest = MAX (largest,
+                       (double) val->elems * value_esize (g, (int) v));
     }
   /* fp8 GEMMs read their weights in FP8: at least those copies exist. */
   f.weights = params * MIN (bytes, gs_dtype_bytes (g->opt.gemm_dtype));
   f.cache = cache * bytes;
-  f.largest = largest * bytes;
+  f.largest = largest;
   if (s->training)
     {
       f.grads = params * bytes;
