@@ -42,4 +42,5 @@ nobase_dist_gsexamples_DATA = \
 	examples/labs/roofline/README.md \
 	examples/labs/roofline/roofline.workload \
 	examples/labs/latency/README.md \
-	examples/labs/latency/latency.workload
+	examples/labs/latency/latency.workload \
+	examples/labs/memory/README.md
