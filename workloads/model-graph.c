@@ -273,16 +273,29 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
   return bmm_node (g, name, a, b, batch, m, n, k, a_t, b_t, host);
 }
 
+double
+gs_mg_val_esize (const GsMg *g, int v)
+{
+  double model = gs_dtype_bytes (g->opt.dtype);
+  int p = g_array_index (g->values, GsMgValue, v).producer;
+  if (p < 0)
+    return model;
+  const GsOp *op = &g_array_index (g->nodes, GsMgNode, p).op;
+  if (op->out_esize > 0)
+    return op->out_esize;
+  if (op->kind == GS_OP_GEMM || op->kind == GS_OP_KIND_COUNT)
+    return op->dtype == GS_DTYPE_FP32 ? 4 : model;
+  return gs_dtype_bytes (op->dtype);
+}
+
 /* A cast in a half-precision model (GS_BW_CAST) goes to fp32 or back: it
- * reads its input's element size and writes the other's.  The input is
- * fp32 when the op that wrote it ran in fp32. */
+ * reads its input's element size and writes the other's. */
 static void
 cast_sizes (GsMg *g, GsMgNode *n, int x)
 {
   if (gs_dtype_bytes (g->opt.dtype) != 2 || x < 0)
     return;
-  int p = gs_mg_val (g, x)->producer;
-  if (p >= 0 && gs_mg_node (g, (guint) p)->op.dtype == GS_DTYPE_FP32)
+  if (gs_mg_val_esize (g, x) == 4)
     {
       n->op.dtype = GS_DTYPE_FP32;
       n->op.out_esize = (int) gs_dtype_bytes (g->opt.dtype);

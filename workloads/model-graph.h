@@ -139,6 +139,11 @@ typedef struct {
 } GsMg;
 
 GsMg *gs_mg_new (const GsMgOptions *opt);
+/* Bytes of an element of value V: what the op that wrote it writes (its
+ * dtype's, a cast's out_esize; a GEMM's output is in the model's dtype
+ * unless the GEMM runs in fp32), the model dtype's for inputs and
+ * parameters. */
+double gs_mg_val_esize (const GsMg *g, int v);
 void gs_mg_free (GsMg *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsMg, gs_mg_free)
 

@@ -52,24 +52,6 @@ gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
   return TRUE;
 }
 
-/* Bytes of an element of value V: the dtype of the op that wrote it (a
- * cast's output size; a GEMM's output is the model's dtype unless the
- * GEMM runs in fp32), the model's for inputs and parameters. */
-static double
-value_esize (const GsMg *g, int v)
-{
-  double model = gs_dtype_bytes (g->opt.dtype);
-  int p = g_array_index (g->values, GsMgValue, v).producer;
-  if (p < 0)
-    return model;
-  const GsOp *op = &g_array_index (g->nodes, GsMgNode, p).op;
-  if (op->out_esize > 0)
-    return op->out_esize;
-  if (op->kind == GS_OP_GEMM || op->kind == GS_OP_KIND_COUNT)
-    return op->dtype == GS_DTYPE_FP32 ? 4 : model;
-  return gs_dtype_bytes (op->dtype);
-}
-
 /* Training keeps every input of a forward GEMM for its backward (dW needs
  * X, dX needs W): summed once per value, what autograd saves at the least
  * (the compiled runtime's partitioner recomputes the rest, docs/models.md
@@ -91,7 +73,7 @@ saved_gemm_inputs (const GsMg *g, guint8 *seen)
           seen[v] = 1;
           const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
           if (!val->param)
-            sum += (double) val->elems * value_esize (g, v);
+            sum += (double) val->elems * gs_mg_val_esize (g, v);
         }
     }
   return sum;
@@ -130,7 +112,7 @@ saved_for_backward (const GsMg *g, guint8 *seen)
           seen[v] = 1;
           const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
           if (!val->param && !val->cache)
-            sum += (double) val->elems * value_esize (g, v);
+            sum += (double) val->elems * gs_mg_val_esize (g, v);
         }
     }
   return sum;
@@ -156,7 +138,7 @@ footprint (const GsMg *g, const GsModelSize *s)
         cache += (double) val->elems;
       else if (!saved[v])
         largest = MAX (largest,
-                       (double) val->elems * value_esize (g, (int) v));
+                       (double) val->elems * gs_mg_val_esize (g, (int) v));
     }
   /* fp8 GEMMs read their weights in FP8: at least those copies exist. */
   f.weights = params * MIN (bytes, gs_dtype_bytes (g->opt.gemm_dtype));
