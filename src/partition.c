@@ -42,6 +42,9 @@ gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
     { "optimizer", 0, 0, G_OPTION_ARG_STRING, &a->optimizer,
       "optimizer step in training: none, adam (foreach) or adam_fused",
       "OPT" },
+    { "checkpointing", 0, 0, G_OPTION_ARG_STRING, &a->checkpointing,
+      "activation checkpointing in training: none or layers (each layer's "
+      "forward recomputed in the backward)", "HOW" },
     { "moe", 0, 0, G_OPTION_ARG_STRING, &a->moe,
       "Switch sparse MLP: harness (padded experts, default) or hf", "IMPL" },
     { "routing", 0, 0, G_OPTION_ARG_STRING, &a->routing,
@@ -84,6 +87,7 @@ gs_partition_args_clear (GsPartitionArgs *a)
   g_free (a->dtype);
   g_free (a->attention);
   g_free (a->optimizer);
+  g_free (a->checkpointing);
   g_free (a->moe);
   g_free (a->routing);
   g_free (a->decode_samples);
@@ -132,6 +136,7 @@ gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
                   a->dtype);
   o->attention = a->attention;
   o->optimizer = a->optimizer;
+  o->checkpointing = a->checkpointing;
   o->mig = a->mig;
   o->moe = a->moe;
   o->routing = a->routing;

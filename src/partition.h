@@ -24,6 +24,7 @@ typedef struct {
   int gen_tokens;          /* GS_CLI_UNSET: not given (0: no decode) */
   char *decode_samples;
   char *mode, *runtime, *dtype, *attention, *optimizer, *moe, *routing;
+  char *checkpointing;
 } GsPartitionArgs;
 
 /* Adds the options to CTX's main group, writing into ARGS.  WITH_SET adds

@@ -403,10 +403,12 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
                  gs_runtime_name (prog->runtime));
     }
   else if (prog->model)
-    fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s%s%s\n",
+    fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s%s%s%s\n",
              prog->model, prog->mode ? prog->mode : "inference", prog->batch,
              prog->seq, gs_runtime_name (prog->runtime),
              gs_dtype_name (prog->dtype),
+             prog->checkpoint ? ", layers checkpointed (their forward run "
+                                "again in the backward)" : "",
              prog->routing == NULL ? ""
              : strcmp (prog->routing, "balanced") == 0
              ? ", routing balanced (tokens spread evenly over the experts)"
@@ -720,6 +722,8 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
       json_builder_add_int_value (b, prog->batch);
       json_builder_set_member_name (b, "seq");
       json_builder_add_int_value (b, prog->seq);
+      json_builder_set_member_name (b, "checkpointing");
+      json_builder_add_string_value (b, prog->checkpoint ? "layers" : "none");
       if (prog->routing)
         {
           json_builder_set_member_name (b, "routing");

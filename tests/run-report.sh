@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..19"
+echo "1..20"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -273,4 +273,23 @@ if [ "$("$J" "$tmp/memt.json" memory_gib.device)" = 40 ] &&
   echo "ok 19 training memory: gradients, optimizer state, saved activations"
 else
   echo "not ok 19 training memory w=$w g=$g o=$o saved=$sv"
+fi
+
+# 20. A .workload's model.checkpointing = "layers": the header and the
+# JSON say so; a run without it says none.
+cat > "$tmp/ck.workload" <<WL
+model = {
+  config = "$(pwd)/tests/data/models/tiny-gpt2.json";
+  mode = "training";
+  checkpointing = "layers";
+};
+WL
+"$GPUSIM" run "$tmp/ck.workload" --arch h100 > "$tmp/ck.txt"
+"$GPUSIM" run "$tmp/ck.workload" --arch h100 --format json > "$tmp/ck.json"
+if sed -n 3p "$tmp/ck.txt" | grep -q ', layers checkpointed (their forward run again in the backward)$' &&
+   [ "$("$J" "$tmp/ck.json" checkpointing)" = layers ] &&
+   [ "$("$J" "$tmp/mem.json" checkpointing)" = none ]; then
+  echo "ok 20 checkpointed layers in the header and the JSON"
+else
+  echo "not ok 20 checkpointing"; sed -n 1,4p "$tmp/ck.txt" | sed 's/^/# /'
 fi

@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..22"
+echo "1..23"
 
 check () {
   n=$1; d=$2; shift 2
@@ -230,3 +230,12 @@ check 21 "arch=all sweeps every GPU of arch list" \
 check 22 "arch=all with another GPU: exit 2" \
   sh -c "test $r = 2 && test ! -s '$tmp/all2.csv' &&
          grep -qx 'gpusim sweep: --set arch=all,h100: all stands for every GPU; give it alone' '$tmp/e22'"
+
+# 23. A checkpointing axis: recomputing each layer's forward costs time and
+# saves memory (columns: checkpointing, total_ms, ..., memory_gib).
+"$GPUSIM" sweep tests/data/models/tiny-gpt2.json --arch h100 --mode training \
+  --seq 64 --set checkpointing=none,layers > "$tmp/ck.csv" 2> "$tmp/e23"; r=$?
+check 23 "a checkpointing axis: layers slower, smaller" \
+  awk -F, -v r=$r 'NR == 2 && $1 == "none" { t = $2; m = $8 }
+                   NR == 3 && $1 == "layers" { t2 = $2; m2 = $8 }
+                   END { exit !(r == 0 && NR == 3 && t2 > t && m2 < m) }' "$tmp/ck.csv"

@@ -52,6 +52,7 @@ typedef struct {
                             * every one */
   const char *mode, *attention, *optimizer, *moe, *routing;
   int runtime, dtype;
+  const char *checkpointing;
 } Req;
 
 static GsWorkloadOptions
@@ -69,6 +70,7 @@ options (const Req *r)
   o.optimizer = r->optimizer;
   o.moe = r->moe;
   o.routing = r->routing;
+  o.checkpointing = r->checkpointing;
   o.runtime = r->runtime ? r->runtime : -1;
   o.dtype = r->dtype ? r->dtype : -1;
   return o;
@@ -4458,6 +4460,57 @@ test_rmsnorm_fp32 (void)
   g_assert_cmpuint (fused, >, 0);
 }
 
+/* Activation checkpointing (--checkpointing layers, reentrant
+ * torch.utils.checkpoint per layer): the backward runs each layer's
+ * forward again, its kernels and its Python, just before the layer's
+ * backward; the forward and everything outside the layers are unchanged.
+ * What it saves for the backward drops to the layers' inputs and one
+ * layer's tensors. */
+static void
+test_checkpointing (void)
+{
+  Req t = { .batch = 2, .seq = 16, .mode = "training" };
+  Req c = t;
+  c.checkpointing = "layers";
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-gpt2.json", &t);
+  g_autoptr (GsModelPlan) pc = plan_fixture ("tiny-gpt2.json", &c);
+  g_assert_false (p->checkpoint);
+  g_assert_true (pc->checkpoint);
+  for (int layer = 0; layer < 2; layer++)
+    {
+      guint fw = count_ops (p, layer, GS_PHASE_FORWARD, -1, NULL);
+      g_assert_cmpuint (fw, >, 10);
+      g_assert_cmpuint (count_ops (pc, layer, GS_PHASE_FORWARD, -1, NULL),
+                        ==, fw);
+      g_assert_cmpuint (count_ops (pc, layer, GS_PHASE_BACKWARD, -1, NULL),
+                        ==,
+                        count_ops (p, layer, GS_PHASE_BACKWARD, -1, NULL)
+                        + fw);
+    }
+  g_assert_cmpuint (count_ops (pc, -1, GS_PHASE_BACKWARD, -1, NULL), ==,
+                    count_ops (p, -1, GS_PHASE_BACKWARD, -1, NULL));
+  /* Layer 1's recomputation comes before layer 1's backward, which comes
+   * before layer 0's recomputation: the first backward op of each layer
+   * is its forward's first op. */
+  guint first[2] = { G_MAXUINT, G_MAXUINT }, last1 = 0;
+  for (guint i = 0; i < pc->ops->len; i++)
+    {
+      const GsOp *op = op_at (pc, i);
+      if (op->phase != GS_PHASE_BACKWARD || op->layer < 0)
+        continue;
+      first[op->layer] = MIN (first[op->layer], i);
+      if (op->layer == 1)
+        last1 = i;
+    }
+  g_assert_cmpuint (first[1], <, last1);
+  g_assert_cmpuint (last1, <, first[0]);
+  g_assert_cmpstr (op_at (pc, first[0])->name, ==,
+                   find_op (p, 0, "h.0.", NULL)->name);
+  g_assert_cmpfloat (pc->memory.saved, <, p->memory.saved);
+  g_assert_cmpfloat (pc->memory.saved, >, 0);
+  g_assert_cmpfloat (pc->memory.weights, ==, p->memory.weights);
+}
+
 /* ------------------------------------------------------------ host */
 
 static void
@@ -4623,6 +4676,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/runtime/attention", test_attention_impl);
   g_test_add_func ("/models/dtypes", test_dtypes);
   g_test_add_func ("/models/dtype/rmsnorm-fp32", test_rmsnorm_fp32);
+  g_test_add_func ("/models/training/checkpointing", test_checkpointing);
   g_test_add_func ("/models/host/costs", test_host_costs);
   g_test_add_func ("/models/host/timeline", test_host_timeline);
   g_test_add_func ("/models/accuracy/bert-large-v100", test_accuracy_bert);

@@ -651,6 +651,46 @@ count_uses (GsMg *g, guint n_nodes, int loss, gboolean *reached, int *uses)
     }
 }
 
+/* torch.utils.checkpoint (reentrant, Hugging Face's default) ran layer
+ * LAYER's forward without saving anything; when the backward reaches the
+ * layer it runs the forward again, kernels and Python alike, then the
+ * layer's backward.  The first N_NODES nodes are the recorded ones. */
+static void
+recompute_layer (GsMg *g, guint n_nodes, int layer)
+{
+  guint last_call = G_MAXUINT;
+  for (guint i = 0; i < n_nodes; i++)
+    {
+      GsMgNode node = *gs_mg_node (g, i);   /* nodes grow: copy */
+      if (node.op.layer != layer || node.op.phase != GS_PHASE_FORWARD)
+        continue;
+      if (node.call != last_call)
+        gs_mg_next_call (g);
+      last_call = node.call;
+      int64_t elems = 0, cols = 1;
+      if (node.out >= 0)
+        {
+          elems = gs_mg_val (g, node.out)->elems;
+          cols = gs_mg_val (g, node.out)->cols;
+        }
+      gs_mg_add (g, &node.op, GS_BW_NONE, node.host, node.in, node.n_in,
+                 elems, cols);
+      GsMgNode *copy = gs_mg_last (g);
+      copy->module = node.module;
+      copy->arg = node.arg;
+      copy->recompute = TRUE;
+    }
+}
+
+static int
+max_layer (const GsMg *g)
+{
+  int m = -1;
+  for (guint i = 0; i < g->nodes->len; i++)
+    m = MAX (m, g_array_index (g->nodes, GsMgNode, i).op.layer);
+  return m;
+}
+
 void
 gs_mg_backward (GsMg *g, int loss)
 {
@@ -683,12 +723,21 @@ gs_mg_backward (GsMg *g, int loss)
   g->layer = -1;
   b.grad[loss] = bw_fill (&b, "ones_like", 1, 1);
 
+  g_autofree gboolean *recomputed = g_new0 (gboolean, max_layer (g) + 1);
   for (guint i = n_nodes; i-- > 0;)
     {
       GsMgNode node = *gs_mg_node (g, i);   /* nodes may grow: copy */
       if (node.out < 0 || (guint) node.out >= n_vals
           || b.grad[node.out] < 0 || node.rule == GS_BW_NONE)
         continue;
+      if (g->opt.checkpoint && node.op.layer >= 0
+          && !recomputed[node.op.layer])
+        {
+          recomputed[node.op.layer] = TRUE;
+          g->layer = node.op.layer;
+          g->eager = node.eager;
+          recompute_layer (g, n_nodes, node.op.layer);
+        }
       b.node = &node;
       b.dy = b.grad[node.out];
       g->layer = node.op.layer;

@@ -90,6 +90,8 @@ typedef struct {
                             * AccumulateGrad, frames Dynamo skips) */
   guint8 accumulate;       /* AccumulateGrad: adds a finished gradient
                             * into its parameter's .grad */
+  guint8 recompute;        /* a checkpointed layer's forward run again in
+                            * the backward (GsMgOptions.checkpoint) */
   guint8 n_in;
   int in[GS_MG_MAX_IN];    /* value ids (-1: unused) */
   int out;                 /* value id, -1: none */
@@ -124,6 +126,9 @@ typedef struct {
   GsMgMoe moe;             /* how Switch's sparse MLP runs */
   gboolean compiled;       /* under torch.compile: code guarded by
                             * is_torchdynamo_compiling() takes that branch */
+  gboolean checkpoint;     /* training: every transformer layer under
+                            * torch.utils.checkpoint, its forward run again
+                            * before its backward (model-backward.c) */
 } GsMgOptions;
 
 typedef struct {

@@ -90,16 +90,28 @@ saved_for_backward (const GsMg *g, guint8 *seen)
 {
   guint nv = g->values->len;
   g_autofree guint8 *forward = g_new0 (guint8, nv);
+  /* With checkpointed layers, what a layer saves exists only while its
+   * backward runs (after its forward is run again): the peak holds one
+   * layer's, the largest, beside what lies outside the layers and the
+   * inputs each checkpoint keeps. */
+  gboolean ckpt = g->opt.checkpoint;
+  int layers = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    layers = MAX (layers,
+                  g_array_index (g->nodes, GsMgNode, i).op.layer + 1);
+  g_autofree double *layer = g_new0 (double, layers + 1);
   double sum = 0;
   for (guint i = 0; i < g->nodes->len; i++)
     {
       const GsMgNode *n = &g_array_index (g->nodes, GsMgNode, i);
+      int L = ckpt ? n->op.layer : -1;
       if (n->op.phase == GS_PHASE_FORWARD || n->op.phase == GS_PHASE_LOSS)
         {
           if (n->out >= 0)
             forward[n->out] = 1;
           if (n->op.kind != GS_OP_KIND_COUNT)
-            sum += (double) n->op.n_mask_out * (double) gs_op_elems (&n->op);
+            *(L >= 0 ? &layer[L] : &sum) += (double) n->op.n_mask_out
+                                            * (double) gs_op_elems (&n->op);
           continue;
         }
       if (n->op.phase != GS_PHASE_BACKWARD)
@@ -109,13 +121,25 @@ saved_for_backward (const GsMg *g, guint8 *seen)
           int v = n->in[j];
           if (v < 0 || !forward[v] || seen[v])
             continue;
-          seen[v] = 1;
           const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
-          if (!val->param && !val->cache)
-            sum += (double) val->elems * gs_mg_val_esize (g, v);
+          if (val->param || val->cache)
+            continue;
+          int P = val->producer >= 0
+                  ? g_array_index (g->nodes, GsMgNode, val->producer).op.layer
+                  : -1;
+          /* A recomputed layer reads what its checkpoint kept, its inputs;
+           * its own values are made again. */
+          if (n->recompute && P == n->op.layer)
+            continue;
+          seen[v] = 1;
+          double bytes = (double) val->elems * gs_mg_val_esize (g, v);
+          *(ckpt && !n->recompute && P >= 0 ? &layer[P] : &sum) += bytes;
         }
     }
-  return sum;
+  double peak = 0;
+  for (int i = 0; i < layers; i++)
+    peak = MAX (peak, layer[i]);
+  return sum + peak;
 }
 
 /* The largest activation is one not counted as saved already. */

@@ -37,6 +37,8 @@ typedef struct {
   GsAttnImpl attn;
   gboolean sdpa;           /* attn is torch's choice: set once dtype is known */
   Optim optim;
+  gboolean checkpoint;     /* each layer's forward recomputed in training's
+                            * backward (activation checkpointing) */
   GsMgMoe moe;
   gboolean balanced;       /* MoE tokens spread evenly over the experts */
   int batch, seq, gen;
@@ -174,6 +176,35 @@ parse_optimizer (const GsWorkloadOptions *opt, Request *r, GError **error)
   return TRUE;
 }
 
+/* --checkpointing layers: Hugging Face's gradient_checkpointing_enable(),
+ * each transformer layer run under torch.utils.checkpoint. */
+static gboolean
+parse_checkpointing (const GsWorkloadOptions *opt, Request *r,
+                     GError **error)
+{
+  const char *c = opt->checkpointing;
+  if (c == NULL || strcmp (c, "none") == 0)
+    r->checkpoint = FALSE;
+  else if (strcmp (c, "layers") == 0)
+    r->checkpoint = TRUE;
+  else
+    return setting_error (error, opt->at.checkpointing, "checkpointing "
+                          "\"%s\": use none or layers", c);
+  if (r->checkpoint && !r->training)
+    {
+      gboolean cli = opt->at.checkpointing == NULL
+                     || (opt->mode != NULL && opt->at.mode == NULL);
+      g_autofree char *a = g_strdup_printf ("checkpointing \"%s\" needs "
+                                            "mode training", c);
+      g_autofree char *b = g_strdup_printf ("mode %s: --checkpointing %s "
+                                            "needs mode training", r->mode,
+                                            c);
+      return conflict_error (error, opt->at.checkpointing, opt->at.mode, cli,
+                             a, b);
+    }
+  return TRUE;
+}
+
 static gboolean
 parse_moe (const GsWorkloadOptions *opt, Request *r, GError **error)
 {
@@ -295,10 +326,21 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
   memset (r, 0, sizeof *r);
   if (!parse_mode (opt, r, error) || !parse_attention (opt, r, error)
       || !parse_optimizer (opt, r, error) || !parse_moe (opt, r, error)
-      || !parse_routing (opt, r, error))
+      || !parse_routing (opt, r, error)
+      || !parse_checkpointing (opt, r, error))
     return FALSE;
   r->runtime = opt->runtime >= 0 ? (GsRuntime) opt->runtime
                                  : GS_RUNTIME_EAGER;
+  /* torch.compile of checkpointed layers partitions each layer's
+   * recomputation into the backward graph: not modelled. */
+  if (r->checkpoint && r->runtime == GS_RUNTIME_COMPILED)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "%s: checkpointing layers under the compiled runtime is "
+                   "not modelled; use --runtime eager or --checkpointing "
+                   "none", cfg->file);
+      return FALSE;
+    }
   r->dtype = opt->dtype >= 0 ? (GsDtype) opt->dtype : GS_DTYPE_FP32;
   if (r->dtype == GS_DTYPE_INT8 || r->dtype == GS_DTYPE_FP64)
     return setting_error (error, opt->at.dtype, "dtype %s: models run in "
@@ -743,6 +785,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   mo.balanced_routing = r.balanced;
   mo.moe = r.moe;
   mo.compiled = r.runtime == GS_RUNTIME_COMPILED;
+  mo.checkpoint = r.checkpoint;
   g_autoptr (GsMg) g = gs_mg_new (&mo);
   build_request (g, cfg, &r, samples);
   GsModelMemory mem;
@@ -764,6 +807,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   plan->layers = total_layers (cfg);
   plan->note = g_strdup (cfg->note);
   plan->memory = mem;
+  plan->checkpoint = r.checkpoint;
   plan->routing = cfg->experts > 0 ? (r.balanced ? "balanced" : "identical")
                                    : NULL;
   GsRtPlan rp;
@@ -981,6 +1025,7 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
   prog->routing = plan->routing;
   prog->note = g_strdup (plan->note);
   prog->memory = plan->memory;
+  prog->checkpoint = plan->checkpoint;
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (op_hash, op_equal, NULL,
                              (GDestroyNotify) g_array_unref);

@@ -49,6 +49,7 @@ typedef struct {
                             * static string; NULL: no experts) */
   char *note;              /* what the model leaves out (NULL: nothing) */
   GsModelMemory memory;    /* device memory it needs */
+  gboolean checkpoint;     /* training with checkpointed layers */
   GsProgressFunc progress; /* told of lowering and of the simulation that
                             * settles the host's waits (NULL: none) */
   void *progress_data;

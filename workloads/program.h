@@ -66,6 +66,7 @@ typedef struct {
   char *note;              /* what the model leaves out, for the header
                             * (NULL: nothing) */
   GsModelMemory memory;    /* device memory it needs (all 0: not a model) */
+  gboolean checkpoint;     /* training with checkpointed layers */
   double host_us;          /* host time to issue everything */
   GsMemo *memo;            /* kernel timings found while building it, for
                               every later run on the same GPU */

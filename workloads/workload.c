@@ -35,7 +35,7 @@ gboolean
 gs_workload_options_model_only (const GsWorkloadOptions *opt, guint uses,
                                 const char *subject, GError **error)
 {
-  const char *set[11];
+  const char *set[12];
   guint n = 0;
   if (opt->batch > 0)
     set[n++] = "--batch";
@@ -55,6 +55,8 @@ gs_workload_options_model_only (const GsWorkloadOptions *opt, guint uses,
     set[n++] = "--attention";
   if (opt->optimizer != NULL)
     set[n++] = "--optimizer";
+  if (opt->checkpointing != NULL)
+    set[n++] = "--checkpointing";
   if (opt->moe != NULL)
     set[n++] = "--moe";
   if (opt->routing != NULL)
@@ -390,6 +392,7 @@ typedef struct {
   char *config;
   int batch, seq, gen_tokens, decode_samples;
   char *mode, *runtime, *dtype, *attention, *optimizer, *moe, *routing;
+  char *checkpointing;
 } ModelSpec;
 
 #define OFF(f) offsetof (ModelSpec, f)
@@ -415,6 +418,9 @@ static const GsParam model_params[] = {
     "eager, flash2 or mem_eff" },
   { "optimizer", GS_PARAM_STRING, OFF (optimizer), "", NAN, "none", 0, 0, 0,
     "none, adam or adam_fused (training)" },
+  { "checkpointing", GS_PARAM_STRING, OFF (checkpointing), "", NAN, "none",
+    0, 0, 0, "none or layers: each layer's forward recomputed in the "
+    "backward (training)" },
   { "moe", GS_PARAM_STRING, OFF (moe), "", NAN, "harness", 0, 0, 0,
     "Switch sparse MLP: harness (padded experts) or hf" },
   { "routing", GS_PARAM_STRING, OFF (routing), "", NAN, NULL, 0, 0, 0,
@@ -460,7 +466,7 @@ load_model_group (const char *file, const config_setting_t *group,
   g_autofree char *mode_at = NULL, *gen_at = NULL, *dtype_at = NULL;
   g_autofree char *seq_at = NULL;
   g_autofree char *attention_at = NULL, *optimizer_at = NULL, *moe_at = NULL;
-  g_autofree char *routing_at = NULL, *named = NULL;
+  g_autofree char *routing_at = NULL, *named = NULL, *ckpt_at = NULL;
   g_autoptr (GError) why = NULL;
   if (!config_setting_is_group (group))
     {
@@ -518,6 +524,9 @@ load_model_group (const char *file, const config_setting_t *group,
   if (o.routing == NULL
       && (o.at.routing = routing_at = setting_at (group, "routing")))
     o.routing = m.routing;
+  if (o.checkpointing == NULL
+      && (o.at.checkpointing = ckpt_at = setting_at (group, "checkpointing")))
+    o.checkpointing = m.checkpointing;
   if (o.runtime < 0)
     {
       o.runtime = gs_runtime_parse (m.runtime);

@@ -27,6 +27,9 @@ typedef struct {
                             * interpolated (0: all; -1: file/default) */
   const char *attention;   /* "eager", "flash2", "mem_eff" (NULL: default) */
   const char *optimizer;   /* "none", "adam" (NULL: none) */
+  const char *checkpointing; /* training: "none" or "layers" (each layer's
+                              * forward recomputed in the backward; NULL:
+                              * none) */
   const char *routing;     /* MoE routing: "identical" or "balanced" (NULL:
                             * identical in inference, balanced in
                             * training) */
@@ -47,7 +50,7 @@ typedef struct {
    * GS_ERROR_INPUT, not GS_ERROR_USAGE). */
   struct {
     const char *mode, *gen_tokens, *dtype, *attention, *optimizer, *moe;
-    const char *routing;
+    const char *routing, *checkpointing;
     const char *seq;
   } at;
 } GsWorkloadOptions;
