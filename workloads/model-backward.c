@@ -682,15 +682,6 @@ recompute_layer (GsMg *g, guint n_nodes, int layer)
     }
 }
 
-static int
-max_layer (const GsMg *g)
-{
-  int m = -1;
-  for (guint i = 0; i < g->nodes->len; i++)
-    m = MAX (m, g_array_index (g->nodes, GsMgNode, i).op.layer);
-  return m;
-}
-
 void
 gs_mg_backward (GsMg *g, int loss)
 {
@@ -723,7 +714,8 @@ gs_mg_backward (GsMg *g, int loss)
   g->layer = -1;
   b.grad[loss] = bw_fill (&b, "ones_like", 1, 1);
 
-  g_autofree gboolean *recomputed = g_new0 (gboolean, max_layer (g) + 1);
+  g_autofree gboolean *recomputed = g_new0 (gboolean,
+                                            gs_mg_layer_count (g) + 1);
   for (guint i = n_nodes; i-- > 0;)
     {
       GsMgNode node = *gs_mg_node (g, i);   /* nodes may grow: copy */

@@ -273,6 +273,15 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
   return bmm_node (g, name, a, b, batch, m, n, k, a_t, b_t, host);
 }
 
+int
+gs_mg_layer_count (const GsMg *g)
+{
+  int n = 0;
+  for (guint i = 0; i < g->nodes->len; i++)
+    n = MAX (n, g_array_index (g->nodes, GsMgNode, i).op.layer + 1);
+  return n;
+}
+
 double
 gs_mg_val_esize (const GsMg *g, int v)
 {

@@ -149,6 +149,8 @@ GsMg *gs_mg_new (const GsMgOptions *opt);
  * unless the GEMM runs in fp32), the model dtype's for inputs and
  * parameters. */
 double gs_mg_val_esize (const GsMg *g, int v);
+/* Transformer layers its nodes belong to: the largest layer index + 1. */
+int gs_mg_layer_count (const GsMg *g);
 void gs_mg_free (GsMg *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsMg, gs_mg_free)
 

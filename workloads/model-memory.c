@@ -95,10 +95,7 @@ saved_for_backward (const GsMg *g, guint8 *seen)
    * layer's, the largest, beside what lies outside the layers and the
    * inputs each checkpoint keeps. */
   gboolean ckpt = g->opt.checkpoint;
-  int layers = 0;
-  for (guint i = 0; i < g->nodes->len; i++)
-    layers = MAX (layers,
-                  g_array_index (g->nodes, GsMgNode, i).op.layer + 1);
+  int layers = gs_mg_layer_count (g);
   g_autofree double *layer = g_new0 (double, layers + 1);
   double sum = 0;
   for (guint i = 0; i < g->nodes->len; i++)
