@@ -538,6 +538,14 @@ reduction_kind (const GsOp *op)
  * of 256-thread blocks, each thread reducing 4 x split_size rows, with
  * split_size between 32 and 512, rounded to a divisor of RNUMEL when one
  * is within 20. */
+/* C or BEST, whichever is nearer WANT (the smaller on a tie). */
+static int64_t
+nearer (int64_t c, int64_t best, int64_t want)
+{
+  int64_t dc = llabs (c - want), db = llabs (best - want);
+  return dc < db || (dc == db && c < best) ? c : best;
+}
+
 int64_t
 gs_triton_outer_splits (int sm_count, int64_t rnumel, int64_t xnumel)
 {
@@ -570,15 +578,7 @@ gs_triton_outer_splits (int sm_count, int64_t rnumel, int64_t xnumel)
   int64_t best = 1;
   for (int64_t d = 1; d * d <= rnumel; d++)
     if (rnumel % d == 0)
-      {
-        int64_t e = rnumel / d;
-        if (llabs (d - want) < llabs (best - want)
-            || (llabs (d - want) == llabs (best - want) && d < best))
-          best = d;
-        if (llabs (e - want) < llabs (best - want)
-            || (llabs (e - want) == llabs (best - want) && e < best))
-          best = e;
-      }
+      best = nearer (rnumel / d, nearer (d, best, want), want);
   if (total < max_dev)
     split_size = llabs (want - best) < tol ? MAX (best, min_per_thread) : want;
   else

@@ -498,16 +498,12 @@ rule_simple (Bw *b)
       /* The gradient converted back: from the cast's output size to its
        * input's (cast_sizes in model-graph.c). */
       d = bw_pointwise (b, "_to_copy", rows, cols, 1, 0, 0, 0);
-      if (n->op.out_esize == 4)
+      if (n->op.out_esize > 0)
         {
-          gs_mg_last (b->g)->op.dtype = GS_DTYPE_FP32;
-          gs_mg_last (b->g)->op.out_esize = (int) gs_dtype_bytes (
-            b->g->opt.dtype);
-        }
-      else if (n->op.out_esize > 0)
-        {
-          gs_mg_last (b->g)->op.dtype = b->g->opt.dtype;
-          gs_mg_last (b->g)->op.out_esize = 4;
+          GsOp *back = &gs_mg_last (b->g)->op;
+          gboolean up = n->op.out_esize == 4;
+          back->dtype = up ? GS_DTYPE_FP32 : b->g->opt.dtype;
+          back->out_esize = up ? (int) gs_dtype_bytes (b->g->opt.dtype) : 4;
         }
       break;
     case GS_BW_RESHAPE:
