@@ -1505,7 +1505,8 @@ first_kernel (const GsArch *a, const GsGemmParams *p, int64_t rows,
  * bandwidth) launches the 128x128 tile, as cuBLAS did on the measured
  * A100s and the L4 (kernels.csv: B = 16384 of 384 x 384 x 64, 34.5 ms on
  * the A100 40GB's ampere_sgemm_128x128_nn); the heuristic alone picks a
- * tile that fits the 64 output columns better.  A Turing GPU gets no
+ * tile that fits the 64 output columns better.  A batch of one is not
+ * ruled.  A Turing GPU gets no
  * rule: its library chose no one kernel. */
 static void
 test_spec_batched_rule (void)
@@ -1516,6 +1517,19 @@ test_spec_batched_rule (void)
   gs_gemm_params_spec (p, a, gs_gemm_spec ());
   g_autofree char *ruled = first_kernel (a, p, 384, 64, 384, 16384);
   g_assert_cmpstr (ruled, ==, "ampere_sgemm_128x128_nn");
+  /* The rule is for batched GEMMs: a single nn GEMM, here the input
+   * gradient of a 32128-word LM head at 512 tokens (512 x 1024, 32128
+   * deep: 32 tiles of 128x128 for 108 SMs), is the heuristic's. */
+  GsGemmChoice single;
+  GsGemmShape s1;
+  shape (&s1, 512, 1024, 32128, 1, GS_DTYPE_FP32, GS_LAYOUT_NN);
+  g_assert_true (gs_gemm_select (a, p, &s1, &single));
+  GsGemmChoice heur;
+  g_assert_true (gs_gemm_select_heuristic (a, p, &s1, &heur));
+  g_assert_true (single.cfg == heur.cfg);
+  g_assert_cmpint (single.split, ==, heur.split);
+  g_assert_false (single.cfg->tile_rows == 128 && single.cfg->tile_cols == 128
+                  && single.split == 1);
   g_hash_table_remove_all (p->trees);
   g_autofree char *heuristic = first_kernel (a, p, 384, 64, 384, 16384);
   g_assert_cmpstr (heuristic, !=, "ampere_sgemm_128x128_nn");

@@ -276,23 +276,25 @@ gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
   const GsGemmTree *tree = p->trees ? g_hash_table_lookup (p->trees, key)
                                     : NULL;
   /* The measurements' nn rows are all batched (bmm); a single nn GEMM
-   * (GPT-2's Conv1D: x @ W with W as stored) is a plain matrix product
-   * whose tile choice follows the tn rules fitted on nn.Linear.  Only the
-   * tile configuration comes from there: the kernel still runs nn. */
+   * (GPT-2's Conv1D: x @ W with W as stored, and every input-gradient
+   * GEMM of a backward) is a plain matrix product whose tile choice
+   * follows the tn rules fitted on nn.Linear.  Only the tile
+   * configuration comes from there: the kernel still runs nn.  Without tn
+   * rules the heuristic decides, never the batched nn rules: those do not
+   * hold at batch 1 (the A100 40GB's five batch-1 bmm rows ran 128x32,
+   * 32x128 and 32x32_sliced1x4, while its batched rows ran 128x128 3077
+   * times in 3082), and a spec-only GPU's one-leaf 128x128 rule
+   * (gemm-spec.c) gave the 1024 x 32128-deep input gradient of a 32k
+   * vocabulary's head 32 blocks on the A100's 108 SMs. */
   if (s->batch == 1 && s->layout == GS_LAYOUT_NN && p->trees != NULL)
     {
       GsGemmShape tn = *s;
       tn.layout = GS_LAYOUT_TN;
       char *tn_key = gs_gemm_selector_key (&tn);
       const GsGemmTree *t = g_hash_table_lookup (p->trees, tn_key);
-      if (t != NULL && gs_gemm_tree_size (t) > 0)
-        {
-          tree = t;
-          g_free (key);
-          key = tn_key;
-        }
-      else
-        g_free (tn_key);
+      tree = t != NULL && gs_gemm_tree_size (t) > 0 ? t : NULL;
+      g_free (key);
+      key = tn_key;
     }
   double f[GS_GEMM_N_FEATURES];
   gs_gemm_features (arch, s, f);
