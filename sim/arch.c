@@ -510,12 +510,21 @@ gs_arch_validate_as (const GsArch *a, const char *where, GError **error)
   return TRUE;
 }
 
-GsArch *
-gs_arch_load_file (const char *file, GError **error)
+/* Loads FILE; SPEC_ONLY drops every calibration group of its chain
+ * first, as if the GPU were known from its spec sheet alone. */
+static GsArch *
+load_file (const char *file, gboolean spec_only, GError **error)
 {
   g_autoptr (GsCfgChain) chain = gs_cfg_chain_load (file, error);
   if (chain == NULL)
     return NULL;
+  for (guint i = 0; spec_only && i < gs_cfg_chain_length (chain); i++)
+    {
+      config_setting_t *root = config_root_setting (gs_cfg_chain_nth (chain,
+                                                                      i));
+      if (config_setting_get_member (root, "calibration") != NULL)
+        config_setting_remove (root, "calibration");
+    }
 
   /* A family file is no GPU, even one that sets every key a GPU needs.
    * "abstract" is not inherited: a GPU file based on a family file is not
@@ -624,12 +633,25 @@ gs_arch_load_file (const char *file, GError **error)
 }
 
 GsArch *
+gs_arch_load_file (const char *file, GError **error)
+{
+  return load_file (file, FALSE, error);
+}
+
+GsArch *
 gs_arch_load (const char *name_or_path, GError **error)
+{
+  return gs_arch_load_full (name_or_path, FALSE, error);
+}
+
+GsArch *
+gs_arch_load_full (const char *name_or_path, gboolean spec_only,
+                   GError **error)
 {
   g_autofree char *file = gs_arch_resolve (name_or_path, error);
   if (file == NULL)
     return NULL;
-  return gs_arch_load_file (file, error);
+  return load_file (file, spec_only, error);
 }
 
 gboolean

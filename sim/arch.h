@@ -114,6 +114,12 @@ struct GsArch {
  * GS_ERROR_USAGE naming the file and line of its abstract setting. */
 GsArch *gs_arch_load (const char *name_or_path, GError **error);
 GsArch *gs_arch_load_file (const char *file, GError **error);
+/* gs_arch_load; SPEC_ONLY leaves out every calibration group of the
+ * file and its bases: the GPU as its spec sheet describes it, at the
+ * sustained clock its board power implies and with the library model's
+ * defaults and what the calibrated GPUs agree on (gpusim run --spec-only). */
+GsArch *gs_arch_load_full (const char *name_or_path, gboolean spec_only,
+                           GError **error);
 GsArch *gs_arch_copy (const GsArch *arch);
 /* When the arch's own file holds nothing but `base = "other.cfg";` it is a
  * short name (a100.cfg): the file of the GPU it names, the first file of

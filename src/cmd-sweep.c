@@ -330,7 +330,9 @@ parse_axis (Sweep *s, const char *spec, GError **error)
         }
       if (x.kind == AXIS_ARCH)
         {
-          g_autoptr (GsArch) a = gs_arch_load (x.values[i], error);
+          g_autoptr (GsArch) a = gs_arch_load_full (x.values[i],
+                                                    s->args->p.spec_only,
+                                                    error);
           if (a == NULL)
             {
               g_prefix_error (error, "--set arch=%s: ", x.values[i]);
@@ -459,7 +461,8 @@ point_arch (const Sweep *s, const Point *p, GError **error)
     {
       const Axis *x = &g_array_index (s->axes, Axis, i);
       if (x->kind == AXIS_ARCH
-          && (a = gs_arch_load (x->values[p->at[i]], error)) == NULL)
+          && (a = gs_arch_load_full (x->values[p->at[i]],
+                                     s->args->p.spec_only, error)) == NULL)
         return NULL;
     }
   if (a == NULL)

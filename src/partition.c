@@ -20,6 +20,9 @@ gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
     { "arch", 'a', 0, G_OPTION_ARG_STRING, &a->arch,
       "GPU architecture: a name (h100, a100-pcie-40gb, l4 ...) or a .cfg file",
       "ARCH" },
+    { "spec-only", 0, 0, G_OPTION_ARG_NONE, &a->spec_only,
+      "leave out the arch's calibration: the GPU from its spec sheet alone, "
+      "as a GPU never measured is predicted", NULL },
     { "batch", 'b', 0, G_OPTION_ARG_INT, &a->batch,
       "batch size (model workloads)", "N" },
     { "seq", 's', 0, G_OPTION_ARG_INT, &a->seq,
@@ -171,7 +174,7 @@ gs_partition_args_arch (const GsPartitionArgs *a, GError **error)
       gs_cli_usage (error, "%s", "--arch is required (gpusim arch list)");
       return NULL;
     }
-  GsArch *arch = gs_arch_load (a->arch, error);
+  GsArch *arch = gs_arch_load_full (a->arch, a->spec_only, error);
   if (arch != NULL && !gs_partition_apply_sets (arch, a->set, error))
     {
       gs_arch_free (arch);

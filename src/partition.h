@@ -16,6 +16,7 @@ typedef struct GsArch GsArch;
 typedef struct {
   char *arch;
   char **set;              /* KEY=VALUE overrides */
+  gboolean spec_only;      /* every calibration group of --arch left out */
   double sm_limit;         /* MPS active-thread percentage (0: none) */
   char *mig;               /* MIG profile name (NULL: whole GPU) */
   char *fidelity;          /* "block" or "warp" */
@@ -36,7 +37,8 @@ void gs_partition_args_clear (GsPartitionArgs *args);
 /* The workload options (GS_ERROR_USAGE naming the bad option). */
 gboolean gs_partition_args_workload (const GsPartitionArgs *args,
                                      GsWorkloadOptions *opt, GError **error);
-/* Loads --arch and applies --set (GS_ERROR_USAGE if --arch is missing). */
+/* Loads --arch (without its calibration under --spec-only) and applies
+ * --set (GS_ERROR_USAGE if --arch is missing). */
 GsArch *gs_partition_args_arch (const GsPartitionArgs *args, GError **error);
 /* Applies KEY=VALUE overrides to ARCH and re-validates it. */
 gboolean gs_partition_apply_sets (GsArch *arch, char *const *set,

@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..20"
+echo "1..21"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -292,4 +292,24 @@ if sed -n 3p "$tmp/ck.txt" | grep -q ', layers checkpointed (their forward run a
   echo "ok 20 checkpointed layers in the header and the JSON"
 else
   echo "not ok 20 checkpointing"; sed -n 1,4p "$tmp/ck.txt" | sed 's/^/# /'
+fi
+
+# 21. --spec-only: the calibrated V100 without its calibration says so,
+# in the header and the JSON, and predicts another time; a GPU with no
+# calibration (the teaching GPU) predicts the same with it as without.
+m=tests/data/models/tiny-gpt2.json
+"$GPUSIM" run "$m" --arch v100-pcie-32gb --format json > "$tmp/cal.json"
+"$GPUSIM" run "$m" --arch v100-pcie-32gb --spec-only --format json > "$tmp/spec.json"
+"$GPUSIM" run "$m" --arch v100-pcie-32gb --spec-only > "$tmp/spec.txt"
+teach=examples/arch/teaching-gpu.cfg
+"$GPUSIM" run "$m" --arch "$teach" --format json > "$tmp/t0.json"
+"$GPUSIM" run "$m" --arch "$teach" --spec-only --format json > "$tmp/t1.json"
+if [ "$("$J" "$tmp/cal.json" calibrated)" = true ] &&
+   [ "$("$J" "$tmp/spec.json" calibrated)" = false ] &&
+   sed -n 2p "$tmp/spec.txt" | grep -q 'spec sheet only (not calibrated)$' &&
+   [ "$("$J" "$tmp/cal.json" total_ms)" != "$("$J" "$tmp/spec.json" total_ms)" ] &&
+   [ "$("$J" "$tmp/t0.json" total_ms)" = "$("$J" "$tmp/t1.json" total_ms)" ]; then
+  echo "ok 21 --spec-only leaves the calibration out"
+else
+  echo "not ok 21 --spec-only"; sed -n 1,3p "$tmp/spec.txt" | sed 's/^/# /'
 fi

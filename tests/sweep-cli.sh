@@ -4,7 +4,7 @@
 cd "$GS_SRCDIR" || exit 1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..23"
+echo "1..24"
 
 check () {
   n=$1; d=$2; shift 2
@@ -239,3 +239,14 @@ check 23 "a checkpointing axis: layers slower, smaller" \
   awk -F, -v r=$r 'NR == 2 && $1 == "none" { t = $2; m = $8 }
                    NR == 3 && $1 == "layers" { t2 = $2; m2 = $8 }
                    END { exit !(r == 0 && NR == 3 && t2 > t && m2 < m) }' "$tmp/ck.csv"
+
+# 24. --spec-only applies to every GPU of an arch axis: the calibrated
+# V100 changes, the uncalibrated L40S does not (columns: arch, total_ms).
+"$GPUSIM" sweep tests/data/models/tiny-gpt2.json --seq 64 \
+  --set arch=v100-pcie-32gb,l40s > "$tmp/cal.csv" 2> "$tmp/e24"; r1=$?
+"$GPUSIM" sweep tests/data/models/tiny-gpt2.json --seq 64 --spec-only \
+  --set arch=v100-pcie-32gb,l40s > "$tmp/spec.csv" 2>> "$tmp/e24"; r2=$?
+check 24 "--spec-only over an arch axis" \
+  sh -c "test $r1 = 0 && test $r2 = 0 &&
+         test \"\$(sed -n 2p '$tmp/cal.csv' | cut -d, -f2)\" != \"\$(sed -n 2p '$tmp/spec.csv' | cut -d, -f2)\" &&
+         test \"\$(sed -n 3p '$tmp/cal.csv' | cut -d, -f2)\" = \"\$(sed -n 3p '$tmp/spec.csv' | cut -d, -f2)\""
