@@ -43,4 +43,5 @@ nobase_dist_gsexamples_DATA = \
 	examples/labs/roofline/roofline.workload \
 	examples/labs/latency/README.md \
 	examples/labs/latency/latency.workload \
-	examples/labs/memory/README.md
+	examples/labs/memory/README.md \
+	examples/labs/calibration/README.md

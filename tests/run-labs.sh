@@ -5,13 +5,14 @@
 # stands for the built binary); the ```text block that follows a ```sh
 # block lists lines the output of its last command must contain.  The
 # commands run in order, in a scratch directory that sees the source
-# tree's examples/ and arch/, so files one command writes (a trace, a CSV)
+# tree's examples/, arch/ and data/, so files one command writes (a trace, a CSV)
 # are there for the next.  One TAP test per command: it passes when the
 # command exits 0 and prints every expected line.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ln -s "$GS_SRCDIR/examples" "$tmp/examples"
 ln -s "$GS_SRCDIR/arch" "$tmp/arch"
+ln -s "$GS_SRCDIR/data" "$tmp/data"
 
 # Records: "C<TAB>README<TAB>command" and "E<TAB>expected line".
 for f in "$GS_SRCDIR"/examples/labs/*/README.md; do
