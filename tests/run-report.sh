@@ -5,7 +5,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 toy=tests/data/arch/toy.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..21"
+echo "1..22"
 
 # A latency-bound kernel says so in the text report.
 if "$GPUSIM" run tests/data/workloads/latency.workload --arch "$toy" > "$tmp/lat.txt" &&
@@ -312,4 +312,17 @@ if [ "$("$J" "$tmp/cal.json" calibrated)" = true ] &&
   echo "ok 21 --spec-only leaves the calibration out"
 else
   echo "not ok 21 --spec-only"; sed -n 1,3p "$tmp/spec.txt" | sed 's/^/# /'
+fi
+
+# 22. The JSON report is written a kernel at a time: it parses, its
+# kernels array holds launches_simulated objects in launch order, and the
+# engine's counters follow it.
+"$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training --format json > "$tmp/many.json"
+n=$("$J" "$tmp/many.json" kernels.#)
+if [ "$n" -gt 100 ] && [ "$n" = "$("$J" "$tmp/many.json" launches_simulated)" ] &&
+   [ "$("$J" "$tmp/many.json" kernels.$((n - 1)).index)" = "$n" ] &&
+   [ "$("$J" "$tmp/many.json" engine.events)" -gt 0 ]; then
+  echo "ok 22 JSON kernels array written a kernel at a time ($n kernels)"
+else
+  echo "not ok 22 JSON kernels array: $n kernels"
 fi
