@@ -56,3 +56,7 @@ validate-speconly: bench/speconly-gemm$(EXEEXT)
 ## bench/monotonic.py: predictions that fall with a larger batch or a longer
 ## sequence (docs/internals.md); run by hand against the built gpusim.
 EXTRA_DIST += bench/monotonic.py
+## bench/neusight-e2e.py: whole-model predictions against the end-to-end
+## times NeuSight publishes (a clone of its repository; docs/models.md,
+## "Known gaps (whole models)").
+EXTRA_DIST += bench/neusight-e2e.py

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Whole-model predictions against NeuSight's per-run records.
+
+NeuSight's repository (github.com/sitar-lab/NeuSight, MIT) publishes the
+end-to-end time of every whole-model run it measured, one JSON file a run:
+scripts/asplos/label/<GPU>/<model>-<inf|train>-<seq>-<batch>[-fusion].json,
+with e2e_latency (ms).  This script runs the built gpusim on each run of the
+six models in data/neusight/models on the six GPUs gpusim has calibrations
+for, and prints the signed error of every run and the mean absolute
+percentage error per GPU and over all.  It is a diagnostic: nothing in
+gpusim is fitted to these records, and none of them is kept in this
+repository (they are what its accuracy is judged on).
+
+"-fusion" runs are torch.compile'd (gpusim --runtime compiled); "train" runs
+are forward, loss and backward (--mode training).  The L4 has no Switch
+Transformer run that fits; it is skipped, as are runs of other GPUs,
+models, data-parallel or pipeline-parallel splits.
+
+Usage: GPUSIM_ARCH_PATH=arch bench/neusight-e2e.py NEUSIGHT_CHECKOUT
+           [--gpusim PATH] [--spec-only] [--arch A ...] [--jobs N]
+NEUSIGHT_CHECKOUT is a clone of NeuSight's repository (a work tree, or a
+bare git directory, read with `git show`).  Python 3 standard library only.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import subprocess
+import sys
+
+GPUS = {
+    "NVIDIA_A100-PCIE-40GB": "a100-pcie-40gb",
+    "NVIDIA_A100_80GB_PCIe": "a100-pcie-80gb",
+    "NVIDIA_H100_80GB_HBM3": "h100-sxm5-80gb",
+    "NVIDIA_L4": "l4",
+    "Tesla_T4": "t4",
+    "Tesla_V100-PCIE-32GB": "v100-pcie-32gb",
+}
+MODELS = ["bert_large", "gpt2_large", "gpt3_27", "gpt3_xl", "opt_13",
+          "switchxl4"]
+LABELS = "scripts/asplos/label"
+RUN = re.compile(r"^([a-z0-9_]+)-(inf|train)-(\d+)-(\d+)(-fusion)?\.json$")
+
+
+class Checkout:
+    """Reads files of a NeuSight clone, a work tree or a git directory."""
+
+    def __init__(self, path):
+        self.path = path
+        self.tree = os.path.isdir(os.path.join(path, LABELS))
+
+    def _git(self, *args):
+        return subprocess.run(["git", "--git-dir", self._gitdir()] + list(args),
+                              check=True, capture_output=True,
+                              text=True).stdout
+
+    def _gitdir(self):
+        dot = os.path.join(self.path, ".git")
+        return dot if os.path.isdir(dot) else self.path
+
+    def list(self, gpu):
+        if self.tree:
+            d = os.path.join(self.path, LABELS, gpu)
+            return sorted(os.listdir(d)) if os.path.isdir(d) else []
+        out = self._git("ls-tree", "--name-only", "HEAD", f"{LABELS}/{gpu}/")
+        return sorted(os.path.basename(p) for p in out.split())
+
+    def read(self, gpu, name):
+        if self.tree:
+            with open(os.path.join(self.path, LABELS, gpu, name)) as f:
+                return f.read()
+        return self._git("show", f"HEAD:{LABELS}/{gpu}/{name}")
+
+
+def predict(args, models_dir, run):
+    arch, model, mode, seq, batch, compiled = run[:6]
+    cmd = [args.gpusim, "run", os.path.join(models_dir, model + ".json"),
+           "--arch", arch, "--batch", batch, "--seq", seq,
+           "--mode", "training" if mode == "train" else "inference",
+           "--format", "json"]
+    if compiled:
+        cmd += ["--runtime", "compiled"]
+    if args.spec_only:
+        cmd.append("--spec-only")
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
+    return json.loads(p.stdout)["total_ms"], None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("checkout", help="a clone of NeuSight's repository")
+    ap.add_argument("--gpusim", default="./gpusim")
+    ap.add_argument("--spec-only", action="store_true",
+                    help="predict each GPU from its spec sheet alone")
+    ap.add_argument("--arch", action="append",
+                    help="only these GPUs (gpusim names); repeatable")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = ap.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    models_dir = os.path.join(here, "..", "data", "neusight", "models")
+    src = Checkout(args.checkout)
+
+    runs = []
+    for gpu, arch in GPUS.items():
+        if args.arch and arch not in args.arch:
+            continue
+        for name in src.list(gpu):
+            m = RUN.match(name)
+            if not m or m.group(1) not in MODELS:
+                continue
+            model, mode, seq, batch, fusion = m.groups()
+            if arch == "l4" and model == "switchxl4":
+                continue
+            label = json.loads(src.read(gpu, name))["e2e_latency"]
+            runs.append((arch, model, mode, seq, batch, bool(fusion),
+                         name[:-5], label))
+    if not runs:
+        sys.exit(f"no runs under {args.checkout}/{LABELS}")
+
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda r: predict(args, models_dir, r), runs))
+
+    per_gpu = {}
+    failed = 0
+    print(f"{'gpu':16s} {'run':32s} {'measured':>10s} {'predicted':>10s} "
+          f"{'error%':>8s}")
+    for run, (pred, why) in zip(runs, results):
+        arch, name, label = run[0], run[6], run[7]
+        if pred is None:
+            failed += 1
+            print(f"{arch:16s} {name:32s} {label:10.2f} {'-':>10s} "
+                  f"{'-':>8s}  {why[0]}")
+            continue
+        err = (pred - label) / label * 100
+        per_gpu.setdefault(arch, []).append(abs(err))
+        print(f"{arch:16s} {name:32s} {label:10.2f} {pred:10.2f} {err:+8.2f}")
+    print()
+    print(f"{'gpu':16s} {'runs':>5s} {'MAPE%':>7s} {'worst%':>7s}")
+    every = []
+    for arch in GPUS.values():
+        if arch in per_gpu:
+            e = per_gpu[arch]
+            every += e
+            print(f"{arch:16s} {len(e):5d} {sum(e) / len(e):7.2f} "
+                  f"{max(e):7.2f}")
+    if every:
+        print(f"{'all':16s} {len(every):5d} {sum(every) / len(every):7.2f} "
+              f"{max(every):7.2f}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
