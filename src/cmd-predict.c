@@ -1,7 +1,7 @@
 /* gpusim predict: predict single ops listed in a CSV file.
  *
  *   gpusim predict --arch ARCH [--runtime eager|compiled] OPS.csv
- *                  [--format csv|json] [-o FILE] [--no-hints]
+ *                  [--format csv|json] [-o FILE] [--no-hints] [--spec-only]
  *
  * OPS.csv "-" is standard input.
  * Every input row is printed, in order, with its columns as read and
@@ -302,7 +302,7 @@ gs_predict_row (const GsPredictor *p, const GsMeasureSet *set,
 typedef struct {
   char *arch, *runtime, *format, *output;
   char **set;
-  gboolean no_hints;
+  gboolean no_hints, spec_only;
   int head;
   char **files;
 } PredictArgs;
@@ -338,6 +338,9 @@ parse_args (int *argc, char ***argv, PredictArgs *a, GError **error)
     { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->set,
       "override an arch parameter, e.g. --set dram.bandwidth_gbs=4000",
       "KEY=VALUE" },
+    { "spec-only", 0, 0, G_OPTION_ARG_NONE, &a->spec_only,
+      "leave out the arch's calibration: the GPU from its spec sheet alone",
+      NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->files,
       NULL, "OPS.csv" },
     { NULL }
@@ -400,9 +403,10 @@ check_args (PredictArgs *a, GsRuntime *runtime, gboolean *json,
 }
 
 GsArch *
-gs_predict_load_arch (const char *name, char **set, GError **error)
+gs_predict_load_arch (const char *name, gboolean spec_only, char **set,
+                      GError **error)
 {
-  GsArch *arch = gs_arch_load (name, error);
+  GsArch *arch = gs_arch_load_full (name, spec_only, error);
   if (arch == NULL)
     return NULL;
   for (char **s = set; s && *s; s++)
@@ -603,7 +607,8 @@ gs_cmd_predict (int argc, char **argv)
 
   if (!parse_args (&argc, &argv, &a, &error)
       || !check_args (&a, &runtime, &json, &error)
-      || (arch = gs_predict_load_arch (a.arch, a.set, &error)) == NULL
+      || (arch = gs_predict_load_arch (a.arch, a.spec_only, a.set,
+                                         &error)) == NULL
       || (lib = gs_library_new (arch, &error)) == NULL
       || (set = load_ops (a.files[0], &error)) == NULL)
     goto fail;

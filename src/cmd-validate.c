@@ -377,7 +377,7 @@ static gboolean
 validate_arch (const ValidateArgs *a, const char *name, const char *label,
                const GsMeasureSet *set, Split split, Table *t, GError **error)
 {
-  g_autoptr (GsArch) arch = gs_predict_load_arch (name, NULL, error);
+  g_autoptr (GsArch) arch = gs_predict_load_arch (name, FALSE, NULL, error);
   if (arch == NULL)
     return FALSE;
   g_autoptr (GsLibrary) lib = gs_library_new (arch, error);

@@ -68,8 +68,10 @@ gboolean gs_predict_row (const GsPredictor *p, const GsMeasureSet *set,
                          const GsMeasureRow *row, GsPrediction *out,
                          GError **error);
 
-/* Loads ARCH (a name or a .cfg file) and applies "KEY=VALUE" overrides
- * (NULL-terminated SET, may be NULL). */
-GsArch *gs_predict_load_arch (const char *name, char **set, GError **error);
+/* Loads ARCH (a name or a .cfg file; SPEC_ONLY: without its calibration,
+ * gs_arch_load_full) and applies "KEY=VALUE" overrides (NULL-terminated
+ * SET, may be NULL). */
+GsArch *gs_predict_load_arch (const char *name, gboolean spec_only,
+                              char **set, GError **error);
 
 #endif

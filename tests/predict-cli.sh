@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..26"
+echo "1..27"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -175,3 +175,13 @@ rc=$?
 check 26 "-o in a missing directory: exit 3, 'cannot create'" sh -c "
   test $rc = 3 &&
   grep -q '$tmp/no/such/out.csv: cannot create: No such file or directory' '$tmp/e7'"
+
+# 27. --spec-only: the test GPU without its calibration predicts another
+#     time for the same rows, and the rows stay in order.
+"$GPUSIM" predict --arch $A ops.csv --no-hints > "$tmp/cal27.csv"
+"$GPUSIM" predict --arch $A ops.csv --no-hints --spec-only > "$tmp/spec27.csv"
+rc=$?
+check 27 "--spec-only predicts from the spec sheet" sh -c "
+  test $rc = 0 &&
+  test \$(wc -l < '$tmp/spec27.csv') = \$(wc -l < '$tmp/cal27.csv') &&
+  ! cmp -s '$tmp/spec27.csv' '$tmp/cal27.csv'"
