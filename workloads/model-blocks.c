@@ -191,26 +191,22 @@ attn_softmax (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols,
 {
   gboolean cast = half_dtype (g) && (a->softmax_fp32 || a->softmax_float);
   if (cast && a->softmax_float)      /* scores.float() */
-    s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
-                         FALSE);
+    s = gs_mg_cast (g, s, rows, cols);
   /* softmax(x, dtype=float32) converts x first (toType) unless it is fp32
    * already or fp16 (ATen's half_to_float kernel takes fp16 only): bf16
    * scores (Llama's family, BLOOM's) take that conversion. */
   if (cast && !a->softmax_float && !a->upcast_fused && !fp32
       && g->opt.dtype == GS_DTYPE_BF16)
-    s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
-                         FALSE);
+    s = gs_mg_cast (g, s, rows, cols);
   /* Falcon's ALiBi scores, fp32, softmax(dtype=hidden dtype): converted
    * back first, the softmax in half precision. */
   if (fp32 && !cast)
-    s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, cols, 0, 0,
-                         FALSE);
+    s = gs_mg_cast (g, s, rows, cols);
   int p = gs_mg_softmax (g, s, rows, cols);
   if (cast)
     {
       gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
-      p = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, p, -1, rows, cols, 0,
-                           0, FALSE);
+      p = gs_mg_cast (g, p, rows, cols);
     }
   return p;
 }
@@ -338,10 +334,8 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
   if (fp32 && !a->qk_fp32_in)
     {
       /* query.to(float32), key.to(float32): copies in their layouts. */
-      q = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, q, -1, rows, D, 0, 0,
-                           FALSE);
-      k = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, k, -1,
-                           gs_mg_val (g, k)->elems / D, D, 0, 0, FALSE);
+      q = gs_mg_cast (g, q, rows, D);
+      k = gs_mg_cast (g, k, gs_mg_val (g, k)->elems / D, D);
     }
   int s;
   guint first = g->nodes->len;      /* matmul's copies, then the GEMM */
@@ -397,8 +391,7 @@ attn_eager (GsMb *b, const GsMbAttn *a, int q, int k, int v,
                 || (a->upcast == GS_MB_UPCAST_HALF && half_dtype (g));
   if (up)
     {
-      s = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, s, -1, rows, sk, 0, 0,
-                           FALSE);
+      s = gs_mg_cast (g, s, rows, sk);
       from = g->nodes->len;
     }
   fp32 = fp32 || up;
@@ -577,8 +570,7 @@ rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols, gboolean weight_first)
   gboolean half = half_dtype (g);
   gs_mg_module (g);
   if (half)   /* hidden_states.to(torch.float32) */
-    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
-                         FALSE);
+    x = gs_mg_cast (g, x, rows, cols);
   int p = gs_mg_pointwise (g, "pow", GS_BW_POW, x, -1, rows, cols, 1, 0,
                            TRUE);
   in_fp32 (g);
@@ -591,8 +583,7 @@ rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols, gboolean weight_first)
       in_fp32 (g);
     }
   if (half)   /* .to(input_dtype) */
-    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
-                         FALSE);
+    y = gs_mg_cast (g, y, rows, cols);
   return weight_first ? y : weight_mul (g, y, rows, cols);
 }
 
@@ -615,8 +606,7 @@ gs_mb_gemma_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
   gboolean half = half_dtype (g);
   gs_mg_module (g);
   if (half)   /* self._norm(x.float()) */
-    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
-                         FALSE);
+    x = gs_mg_cast (g, x, rows, cols);
   int p = gs_mg_pointwise (g, "pow", GS_BW_POW, x, -1, rows, cols, 1, 0,
                            TRUE);
   in_fp32 (g);
@@ -626,16 +616,14 @@ gs_mb_gemma_rmsnorm (GsMb *b, int x, int64_t rows, int64_t cols)
   /* output * (1.0 + self.weight.float()) */
   int w = gs_mg_param (g, cols, cols);
   if (half)
-    w = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, w, -1, 1, cols, 0, 0,
-                         FALSE);
+    w = gs_mg_cast (g, w, 1, cols);
   int w1 = gs_mg_pointwise (g, "add", GS_BW_PASS, w, -1, 1, cols, 1, 0,
                             TRUE);
   in_fp32 (g);
   y = gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w1, rows, cols, 1, 0, FALSE);
   in_fp32 (g);
   if (half)   /* .type_as(x) */
-    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
-                         FALSE);
+    y = gs_mg_cast (g, y, rows, cols);
   return y;
 }
 
@@ -647,8 +635,7 @@ gs_mb_cohere_layernorm (GsMb *b, int x, int64_t rows, int64_t cols,
   gboolean half = half_dtype (g);
   gs_mg_module (g);
   if (half)   /* hidden_states.to(torch.float32) */
-    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
-                         FALSE);
+    x = gs_mg_cast (g, x, rows, cols);
   int mean = gs_mg_reduce (g, "mean", GS_BW_MEAN, x, rows, cols, 1);
   in_fp32 (g);
   /* variance = (x - mean).pow(2).mean(-1) */
@@ -668,13 +655,11 @@ gs_mb_cohere_layernorm (GsMb *b, int x, int64_t rows, int64_t cols,
   /* self.weight.to(torch.float32) * hidden_states */
   int w = gs_mg_param (g, weight, cols);
   if (half)
-    w = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, w, -1, weight / cols,
-                         cols, 0, 0, FALSE);
+    w = gs_mg_cast (g, w, weight / cols, cols);
   y = gs_mg_pointwise (g, "mul", GS_BW_MUL, y, w, rows, cols, 1, 0, FALSE);
   in_fp32 (g);
   if (half)   /* .to(input_dtype) */
-    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, cols, 0, 0,
-                         FALSE);
+    y = gs_mg_cast (g, y, rows, cols);
   return y;
 }
 
@@ -932,8 +917,7 @@ gs_mb_mixtral_moe (GsMb *b, int x, int64_t T, int64_t H)
    * (docs/models.md). */
   if (c->qwen_moe && g->opt.dtype != GS_DTYPE_FP32
       && g->opt.dtype != GS_DTYPE_TF32)
-    rw = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, rw, -1, T, K, 0, 0,
-                          FALSE);
+    rw = gs_mg_cast (g, rw, T, K);
   int final = gs_mg_fill (g, "zeros", T, H);
   gs_mg_fill (g, "zeros", T * K, E);             /* one_hot */
   gs_mg_pointwise (g, "scatter_", GS_BW_NONE, -1, -1, T, K, 1, 0, TRUE);
@@ -1109,11 +1093,9 @@ deepseek_router (GsMb *b, int x, int64_t T, int64_t H)
   int w = gs_mg_param (g, E * H, H);
   if (below_fp32 (g))
     {
-      x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, T, H, 0, 0,
-                           FALSE);
+      x = gs_mg_cast (g, x, T, H);
       fp32_op (g);
-      w = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, w, -1, E, H, 0, 0,
-                           FALSE);
+      w = gs_mg_cast (g, w, E, H);
       fp32_op (g);
     }
   int logits = gs_mg_linear (g, NULL, x, T, H, E, w, FALSE, FALSE);
@@ -1213,8 +1195,7 @@ where_experts (GsMb *b, int x, int rw, int64_t T, int64_t H,
     }
   /* final_hidden_states.type(hidden_states.dtype) */
   if (below_fp32 (g))
-    final = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, final, -1, T, H, 0,
-                             0, FALSE);
+    final = gs_mg_cast (g, final, T, H);
   return final;
 }
 
@@ -1315,8 +1296,7 @@ sorted_experts (GsMb *b, int x, int rw, int64_t T, int64_t H,
   gs_mg_host (g, GS_HOST_VIEW, 2);
   if (below_fp32 (g))
     {
-      y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, rows, H, 0, 0,
-                           FALSE);
+      y = gs_mg_cast (g, y, rows, H);
       fp32_op (g);
     }
   y = gs_mg_pointwise (g, "mul_", GS_BW_MUL, y, rw, rows, H, 1, 0, FALSE);
@@ -1327,8 +1307,7 @@ sorted_experts (GsMb *b, int x, int rw, int64_t T, int64_t H,
   gs_mg_last (g)->op.reduce_dim = 0;
   fp32_op (g);
   if (below_fp32 (g))
-    y = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, y, -1, T, H, 0, 0,
-                         FALSE);
+    y = gs_mg_cast (g, y, T, H);
   return y;
 }
 
@@ -1431,7 +1410,7 @@ switch_router (GsMb *b, int x, int64_t T, int64_t H)
   int64_t E = b->cfg->experts;
   gs_mg_module (g);
   if (half_dtype (g))      /* router_dtype float32 */
-    x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, T, H, 0, 0, FALSE);
+    x = gs_mg_cast (g, x, T, H);
   if (g->opt.training && b->cfg->router_jitter)
     {
       int noise = gs_mg_fill (g, "uniform_", T, H);

@@ -79,8 +79,7 @@ lm_head (GsMb *b, int h, int w_tied, gboolean float_logits)
                               TRUE);
   gs_mg_val (g, logits)->keep = TRUE;
   if (float_logits && g->opt.dtype != GS_DTYPE_FP32)  /* logits.float() */
-    logits = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, logits, -1, T, V,
-                              0, 0, FALSE);
+    logits = gs_mg_cast (g, logits, T, V);
   return (GsMbOut) { logits, T, V };
 }
 
@@ -352,8 +351,7 @@ neo_attn (GsMb *b, int i, int x, int mask)
   if (g->opt.dtype != GS_DTYPE_FP32)  /* query/key .to(torch.float32) */
     {
       int64_t n = b->batch * c->heads * b->seq;
-      q = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, q, -1, n, c->head_dim,
-                           0, 0, FALSE);
+      q = gs_mg_cast (g, q, n, c->head_dim);
       a.copy_q = FALSE;
     }
   gs_mg_host (g, GS_HOST_PY, 10);
@@ -760,8 +758,7 @@ rotary_complex (GsMb *b, int *q, int *k, int64_t heads, int64_t R,
   gs_mg_host (g, GS_HOST_VIEW, 4);             /* reshape, view_as_complex */
   for (int j = 0; j < 2 && cast; j++)
     {
-      *x[j] = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, *x[j], -1, rows[j],
-                               R, 0, 0, FALSE);
+      *x[j] = gs_mg_cast (g, *x[j], rows[j], R);
       gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
     }
   gs_mg_host (g, GS_HOST_VIEW, 1);             /* freqs_cis.unsqueeze(1) */
@@ -772,8 +769,7 @@ rotary_complex (GsMb *b, int *q, int *k, int64_t heads, int64_t R,
       gs_mg_last (g)->op.dtype = GS_DTYPE_FP32;
       gs_mg_host (g, GS_HOST_VIEW, 2);         /* view_as_real, flatten */
       if (cast)
-        *x[j] = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, *x[j], -1,
-                                 rows[j], R, 0, 0, FALSE);
+        *x[j] = gs_mg_cast (g, *x[j], rows[j], R);
     }
 }
 
@@ -814,8 +810,7 @@ rotary_part (GsMb *b, int x, int64_t heads, int64_t D, int64_t R, int cos,
   gboolean products = up || gptj;          /* the products and their sum */
   if (up && half (g))
     {
-      x = gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, D, 0, 0,
-                           FALSE);
+      x = gs_mg_cast (g, x, rows, D);
       promoted (b, up);
     }
   int xr = R < D ? gs_mg_slice (g, x, rows * R, R) : x;
@@ -842,8 +837,7 @@ rotary_part (GsMb *b, int x, int64_t heads, int64_t D, int64_t R, int cos,
                            FALSE);
   promoted (b, products);
   if (up && half (g))     /* .to(dtype=dtype) */
-    return gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, e, -1, rows, D, 0, 0,
-                            FALSE);
+    return gs_mg_cast (g, e, rows, D);
   if (R < D || b->cfg->stablelm)
     e = cat2 (g, e, gs_mg_slice (g, x, rows * (D - R), D - R), rows, D);
   return e;

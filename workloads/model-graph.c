@@ -358,6 +358,13 @@ gs_mg_fill (GsMg *g, const char *name, int64_t rows, int64_t cols)
 }
 
 int
+gs_mg_cast (GsMg *g, int x, int64_t rows, int64_t cols)
+{
+  return gs_mg_pointwise (g, "_to_copy", GS_BW_CAST, x, -1, rows, cols, 0, 0,
+                          FALSE);
+}
+
+int
 gs_mg_dropout (GsMg *g, int x, int64_t rows, int64_t cols, double p,
                gboolean module)
 {

@@ -216,6 +216,9 @@ int gs_mg_unary (GsMg *g, const char *name, int x, int64_t rows,
                  int64_t cols, double alu, double sfu, const char *bw_name);
 /* A kernel creating a tensor (zeros, ones, full, arange). */
 int gs_mg_fill (GsMg *g, const char *name, int64_t rows, int64_t cols);
+/* X.to(dtype) in a half-precision model: `_to_copy` over ROWS x COLS, to
+ * fp32 or back (GS_BW_CAST: its backward converts the gradient back). */
+int gs_mg_cast (GsMg *g, int x, int64_t rows, int64_t cols);
 /* Dropout with probability P: a kernel in training (p > 0), else nothing
  * but the module call (MODULE) or the functional call. */
 int gs_mg_dropout (GsMg *g, int x, int64_t rows, int64_t cols, double p,
