@@ -343,6 +343,13 @@ write_memory_line (FILE *out, const GsModelMemory *m)
   fprintf (out, "  memory: at least %.1f %s%s (%s %s)\n", total / unit, name,
            of, parts->str, name);
   g_string_free (parts, TRUE);
+  /* The eager runtime's estimated peak, and whether it is past what the
+   * GPU has. */
+  if (m->peak > 0)
+    fprintf (out, "  peak memory: about %.1f %s allocated%s\n",
+             m->peak / unit, name,
+             m->device > 0 && m->peak > m->device
+             ? ", more than the GPU has: it may not fit" : "");
 }
 
 static void
@@ -763,9 +770,12 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
             { "weights", m->weights }, { "gradients", m->grads },
             { "optimizer_state", m->optimizer },
             { "saved_for_backward", m->saved }, { "kv_cache", m->cache },
-            { "largest_tensor", m->largest } };
+            { "largest_tensor", m->largest }, { "peak", m->peak } };
           for (guint i = 0; i < G_N_ELEMENTS (f); i++)
             {
+              /* No peak is estimated under the compiled runtime. */
+              if (f[i].bytes == m->peak && m->peak <= 0)
+                continue;
               json_builder_set_member_name (b, f[i].key);
               json_builder_add_double_value (b, f[i].bytes / GIB);
             }

@@ -1036,7 +1036,8 @@ t5_on_t4 (int batch, int seq, const char *mode, int gen)
  * 256, 4 heads and FFN 1024 in fp16, batch 2 x seq 128, eager or
  * COMPILED. */
 static GsModelMemory
-bert_memory (int layers, gboolean compiled)
+bert_memory_with (int layers, gboolean compiled, const char *mode,
+                  const char *checkpointing)
 {
   g_autofree char *dir = gs_test_temp_dir ("gs-mem-XXXXXX");
   g_autofree char *file = g_build_filename (dir, "config.json", NULL);
@@ -1053,7 +1054,8 @@ bert_memory (int layers, gboolean compiled)
   gs_workload_options_init (&o);
   o.batch = 2;
   o.seq = 128;
-  o.mode = "training";
+  o.mode = mode;
+  o.checkpointing = checkpointing;
   o.attention = "eager";
   o.dtype = GS_DTYPE_FP16;
   o.runtime = compiled ? GS_RUNTIME_COMPILED : GS_RUNTIME_EAGER;
@@ -1064,6 +1066,12 @@ bert_memory (int layers, gboolean compiled)
   GsModelMemory m = p->memory;
   gs_model_plan_free (p);
   return m;
+}
+
+static GsModelMemory
+bert_memory (int layers, gboolean compiled)
+{
+  return bert_memory_with (layers, compiled, "training", NULL);
 }
 
 /* What eager training keeps for the backward, per layer: Korthikanti et
@@ -1090,6 +1098,42 @@ test_saved_activations (void)
   GsModelMemory compiled = bert_memory (2, TRUE);
   g_assert_cmpfloat (compiled.saved, <, two.saved);
   g_assert_cmpfloat (compiled.saved, >, 0);
+}
+
+/* The estimated peak (eager runtime).  In training it comes where the
+ * backward starts, with every layer's saved tensors alive: one more layer
+ * adds exactly its saved tensors (Korthikanti et al.'s count, above), its
+ * weights and their gradients, to within the allocator's 512-byte
+ * rounding of each tensor.  With checkpointed layers a layer adds its
+ * input (s b h 16-bit values) instead of what it saves.  In inference a
+ * layer's activations are freed before the next layer's are made: only
+ * its weights add.  The peak is never below the sum of the parts where
+ * they coexist, and the compiled runtime estimates none. */
+static void
+test_peak (void)
+{
+  const double s = 128, b = 2, h = 256, a = 4, slack = 64 * 512;
+  const double params = 12 * h * h + 13 * h;
+  GsModelMemory one = bert_memory (1, FALSE), two = bert_memory (2, FALSE);
+  double step = two.peak - one.peak;
+  double want = 34 * s * b * h + 5 * a * s * s * b + 2 * 2 * params;
+  g_assert_cmpfloat (fabs (step - want), <, slack);
+  g_assert_cmpfloat (two.peak, >=, gs_model_memory_total (&two));
+
+  GsModelMemory c1 = bert_memory_with (1, FALSE, "training", "layers");
+  GsModelMemory c2 = bert_memory_with (2, FALSE, "training", "layers");
+  g_assert_cmpfloat (fabs (c2.peak - c1.peak - (2 * s * b * h
+                                                + 2 * 2 * params)), <, slack);
+  g_assert_cmpfloat (c2.peak, <, two.peak);
+
+  GsModelMemory i1 = bert_memory_with (1, FALSE, "inference", NULL);
+  GsModelMemory i2 = bert_memory_with (2, FALSE, "inference", NULL);
+  g_assert_cmpfloat (fabs (i2.peak - i1.peak - 2 * params), <, slack);
+  /* Eager attention holds a head's scores and their softmax at once. */
+  g_assert_cmpfloat (i1.peak - i1.weights, >=, 2 * 2 * a * s * s * b);
+
+  GsModelMemory compiled = bert_memory (2, TRUE);
+  g_assert_cmpfloat (compiled.peak, ==, 0);
 }
 
 /* An encoder-decoder's generation keeps, beside each decoder layer's
@@ -1158,6 +1202,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/other-kinds", test_other_kinds);
   g_test_add_func ("/memory/fused-sums", test_fused_sums);
   g_test_add_func ("/memory/saved-activations", test_saved_activations);
+  g_test_add_func ("/memory/peak", test_peak);
   g_test_add_func ("/memory/outer-splits", test_outer_splits);
   g_test_add_func ("/memory/outer-split-kernels", test_outer_split_kernels);
   g_test_add_func ("/memory/dropout-mask-bytes", test_dropout_mask_bytes);

@@ -191,6 +191,9 @@ deliver (Bw *b, int v, int gv)
     }
   b->received[v]++;
   if (val.param && b->received[v] == b->uses[v]
+      && !b->g->opt.accumulate_grads)
+    gs_mg_val (b->g, b->grad[v])->pgrad = TRUE;
+  if (val.param && b->received[v] == b->uses[v]
       && b->g->opt.accumulate_grads)
     {
       /* AccumulateGrad runs in eager PyTorch, compiled model or not. */

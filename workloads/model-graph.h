@@ -77,6 +77,8 @@ typedef struct {
                             * producer (split), not added */
   guint8 cache;            /* a layer's K or V cache after a decode step's
                             * append: held until the generation ends */
+  guint8 pgrad;            /* a parameter's finished gradient, which
+                            * becomes its .grad (no AccumulateGrad add) */
   int producer;            /* the node that wrote it (-1: an input or a
                             * parameter) */
 } GsMgValue;

@@ -5,6 +5,9 @@
 #include "sim/error.h"
 #include "sim/partition.h"
 
+#include <math.h>
+#include <string.h>
+
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
 static double
@@ -52,12 +55,62 @@ gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
   return TRUE;
 }
 
+/* Bytes PyTorch's caching allocator hands out for a tensor of BYTES: it
+ * rounds every request up to a multiple of 512 bytes (kMinBlockSize,
+ * round_size in c10/cuda/CUDACachingAllocator.cpp). */
+static double
+allocated (double bytes)
+{
+  return bytes > 0 ? ceil (bytes / 512.0) * 512.0 : 0;
+}
+
+/* A node that writes into its first input's storage: a view (launches
+ * nothing) or an in-place op (aten's trailing underscore); AccumulateGrad
+ * writes into the .grad, counted with the gradients. */
+static gboolean
+aliases_input (const GsMgNode *n)
+{
+  if (n->n_in == 0 || n->in[0] < 0 || n->accumulate)
+    return FALSE;
+  if (n->op.kind == GS_OP_KIND_COUNT)
+    return TRUE;
+  const char *name = n->op.name;
+  size_t len = name ? strlen (name) : 0;
+  return len > 1 && name[len - 1] == '_' && name[len - 2] != '_';
+}
+
+/* Each value's storage: itself, or for the output of a view or an
+ * in-place op the storage of its first input.  Memory is counted per
+ * storage, once, whole (a saved view keeps its whole base alive). */
+static int *
+storage_roots (const GsMg *g)
+{
+  int *root = g_new (int, g->values->len);
+  for (guint v = 0; v < g->values->len; v++)
+    root[v] = (int) v;
+  for (guint i = 0; i < g->nodes->len; i++)
+    {
+      const GsMgNode *n = &g_array_index (g->nodes, GsMgNode, i);
+      if (n->out >= 0 && aliases_input (n))
+        root[n->out] = root[n->in[0]];
+    }
+  return root;
+}
+
+/* Whether storage R is a parameter's or a gradient's (counted apart). */
+static gboolean
+state_storage (const GsMg *g, int r)
+{
+  const GsMgValue *val = &g_array_index (g->values, GsMgValue, r);
+  return val->param || val->pgrad;
+}
+
 /* Training keeps every input of a forward GEMM for its backward (dW needs
  * X, dX needs W): summed once per value, what autograd saves at the least
  * (the compiled runtime's partitioner recomputes the rest, docs/models.md
  * "Device memory"). */
 static double
-saved_gemm_inputs (const GsMg *g, guint8 *seen)
+saved_gemm_inputs (const GsMg *g, const int *root, guint8 *seen)
 {
   double sum = 0;
   for (guint i = 0; i < g->nodes->len; i++)
@@ -67,13 +120,13 @@ saved_gemm_inputs (const GsMg *g, guint8 *seen)
         continue;
       for (guint j = 0; j < n->n_in; j++)
         {
-          int v = n->in[j];
-          if (v < 0 || seen[v])
+          int r = n->in[j] >= 0 ? root[n->in[j]] : -1;
+          if (r < 0 || seen[r])
             continue;
-          seen[v] = 1;
-          const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
-          if (!val->param)
-            sum += (double) val->elems * gs_mg_val_esize (g, v);
+          seen[r] = 1;
+          const GsMgValue *val = &g_array_index (g->values, GsMgValue, r);
+          if (!state_storage (g, r))
+            sum += (double) val->elems * gs_mg_val_esize (g, r);
         }
     }
   return sum;
@@ -86,7 +139,7 @@ saved_gemm_inputs (const GsMg *g, guint8 *seen)
  * byte an element.  For a GPT layer this is Korthikanti et al.'s
  * 34 s b h + 5 a s^2 b bytes in 16 bits (tests/test-memory.c). */
 static double
-saved_for_backward (const GsMg *g, guint8 *seen)
+saved_for_backward (const GsMg *g, const int *root, guint8 *seen)
 {
   guint nv = g->values->len;
   g_autofree guint8 *forward = g_new0 (guint8, nv);
@@ -116,10 +169,12 @@ saved_for_backward (const GsMg *g, guint8 *seen)
       for (guint j = 0; j < n->n_in; j++)
         {
           int v = n->in[j];
-          if (v < 0 || !forward[v] || seen[v])
+          int r = v >= 0 ? root[v] : -1;
+          if (v < 0 || !forward[v] || seen[r])
             continue;
-          const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
-          if (val->param || val->cache)
+          /* A view of a weight (a tied LM head's) is the weight. */
+          const GsMgValue *val = &g_array_index (g->values, GsMgValue, r);
+          if (state_storage (g, r) || val->cache)
             continue;
           int P = val->producer >= 0
                   ? g_array_index (g->nodes, GsMgNode, val->producer).op.layer
@@ -128,8 +183,8 @@ saved_for_backward (const GsMg *g, guint8 *seen)
            * its own values are made again. */
           if (n->recompute && P == n->op.layer)
             continue;
-          seen[v] = 1;
-          double bytes = (double) val->elems * gs_mg_val_esize (g, v);
+          seen[r] = 1;
+          double bytes = (double) val->elems * gs_mg_val_esize (g, r);
           *(ckpt && !n->recompute && P >= 0 ? &layer[P] : &sum) += bytes;
         }
     }
@@ -139,6 +194,175 @@ saved_for_backward (const GsMg *g, guint8 *seen)
   return sum + peak;
 }
 
+/* The most bytes of activations eager PyTorch holds at once while G runs,
+ * parameters and their gradients left out (counted whole beside it).
+ * Every tensor is allocated when the op that writes it runs and freed
+ * after the last op that reads it (a view or an in-place op shares its
+ * input's storage and keeps it alive): what reference counting does when
+ * nothing else holds the tensor.  Autograd's saved tensors are read by
+ * the backward, so they live until then; a dropout's mask lives from the
+ * forward to the backward kernel that reads it (the backward takes the
+ * masks in the reverse order); graph outputs and KV caches live to the
+ * end; inputs (the token ids, a decode step's cache of the earlier
+ * tokens) exist from the start.  A checkpointed layer's tensors live
+ * twice: in its forward, until the forward has read them, and again from
+ * its recomputation to the last backward kernel that reads them.  What
+ * Python frames hold longer (a module's locals until it returns, the K
+ * and V a prefill returns as its cache) is not counted. */
+static double
+peak_activations (const GsMg *g)
+{
+  guint nv = g->values->len, nn = g->nodes->len;
+  gboolean ckpt = g->opt.checkpoint;
+  g_autofree int *root = storage_roots (g);
+  /* Per storage (root): its last reader, its last forward reader, its
+   * last backward reader, and whether a backward node of another layer
+   * than its producer's reads it (then it is a checkpoint's input, kept
+   * from the forward on). */
+  g_autofree guint *last = g_new0 (guint, nv);
+  g_autofree guint *fw_last = g_new0 (guint, nv);
+  g_autofree guint *bw_last = g_new0 (guint, nv);
+  g_autofree guint8 *other = g_new0 (guint8, nv);
+  g_autofree double *bytes = g_new0 (double, nv);
+  g_autofree guint8 *hold = g_new0 (guint8, nv);
+  g_autofree guint8 *alive = g_new0 (guint8, nv);
+  /* A recomputing node's original (G_MAXUINT: none): recompute_layer
+   * copies a layer's forward nodes in order. */
+  g_autofree guint *orig = g_new (guint, nn);
+  int layers = gs_mg_layer_count (g);
+  g_autoptr (GPtrArray) forward = g_ptr_array_new_with_free_func (
+    (GDestroyNotify) g_array_unref);
+  g_autofree guint *cursor = g_new0 (guint, layers + 1);
+  for (int l = 0; l < layers; l++)
+    g_ptr_array_add (forward, g_array_new (FALSE, FALSE, sizeof (guint)));
+  guint next_value = 0;
+  for (guint i = 0; i < nn; i++)
+    {
+      const GsMgNode *n = &g_array_index (g->nodes, GsMgNode, i);
+      int L = n->op.layer;
+      orig[i] = G_MAXUINT;
+      if (ckpt && L >= 0 && L < layers)
+        {
+          GArray *f = forward->pdata[L];
+          if (!n->recompute && n->op.phase == GS_PHASE_FORWARD)
+            g_array_append_val (f, i);
+          else if (n->recompute && cursor[L] < f->len)
+            orig[i] = g_array_index (f, guint, cursor[L]++);
+        }
+      /* An input nothing reads goes with the node after it is made (a
+       * decode step's cache of the earlier tokens, which the cat
+       * replaces). */
+      guint made = n->out >= 0 ? (guint) n->out : next_value;
+      for (; next_value < made; next_value++)
+        last[next_value] = fw_last[next_value] = i;
+      if (n->out >= 0)
+        next_value = (guint) n->out + 1;
+      gboolean bw = n->op.phase == GS_PHASE_BACKWARD;
+      for (guint j = 0; j <= n->n_in; j++)
+        {
+          int v = j < n->n_in ? n->in[j] : n->out;
+          if (v < 0)
+            continue;
+          int r = root[v];
+          last[r] = MAX (last[r], i);
+          if (!bw)
+            fw_last[r] = MAX (fw_last[r], i);
+          else if (j < n->n_in)
+            {
+              bw_last[r] = MAX (bw_last[r], i);
+              const GsMgValue *rv = &g_array_index (g->values, GsMgValue, r);
+              int P = rv->producer >= 0
+                      ? g_array_index (g->nodes, GsMgNode,
+                                       rv->producer).op.layer : -1;
+              other[r] |= L != P;
+            }
+        }
+    }
+  for (; next_value < nv; next_value++)
+    last[next_value] = fw_last[next_value] = nn;
+  double live = 0;
+  for (guint v = 0; v < nv; v++)
+    {
+      const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
+      hold[root[v]] |= val->keep || val->cache;
+      if (root[v] != (int) v || val->param || val->pgrad)
+        continue;
+      bytes[v] = allocated ((double) val->elems * gs_mg_val_esize (g, v));
+      if (val->producer < 0)
+        {
+          live += bytes[v];
+          alive[v] = 1;
+        }
+    }
+  /* Which storages live twice: made by a checkpointed layer's first
+   * forward and read again, by that layer's backward alone. */
+  g_autofree guint8 *twice = g_new0 (guint8, nv);
+  for (guint v = 0; ckpt && v < nv; v++)
+    {
+      const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
+      if (root[v] != (int) v || val->producer < 0 || bytes[v] == 0)
+        continue;
+      const GsMgNode *p = &g_array_index (g->nodes, GsMgNode, val->producer);
+      twice[v] = p->op.layer >= 0 && !p->recompute
+                 && p->op.phase == GS_PHASE_FORWARD && !other[v]
+                 && bw_last[v] > 0 && !hold[v];
+    }
+  g_autoptr (GArray) masks = g_array_new (FALSE, FALSE, sizeof (double));
+  double peak = live;
+  for (guint i = 0; i < nn; i++)
+    {
+      const GsMgNode *n = &g_array_index (g->nodes, GsMgNode, i);
+      /* What the node writes: its output's storage, or for a recomputing
+       * node the original's output, made again. */
+      int made = n->out;
+      if (orig[i] != G_MAXUINT)
+        made = g_array_index (g->nodes, GsMgNode, orig[i]).out;
+      if (made >= 0 && root[made] == made && !alive[made]
+          && (orig[i] == G_MAXUINT || twice[made]))
+        {
+          live += bytes[made];
+          alive[made] = 1;
+        }
+      double mask = n->op.n_mask_out > 0
+                    ? allocated ((double) n->op.n_mask_out
+                                 * (double) gs_op_elems (&n->op)) : 0;
+      live += mask;
+      peak = MAX (peak, live);
+      /* A checkpointed layer's first forward saves nothing: its masks
+       * are made again when it is recomputed. */
+      gboolean saves = g->opt.training
+                       && (!ckpt || n->recompute || n->op.layer < 0);
+      if (mask > 0 && saves)
+        g_array_append_val (masks, mask);
+      else
+        live -= mask;
+      if (n->op.n_mask_in > 0 && masks->len > 0)
+        {
+          live -= g_array_index (masks, double, masks->len - 1);
+          g_array_set_size (masks, masks->len - 1);
+        }
+      /* Free what this node read last, and an output nothing reads. */
+      for (guint j = 0; j <= (guint) n->n_in + 1; j++)
+        {
+          int v = j < n->n_in ? n->in[j] : j == n->n_in ? n->out : made;
+          if (v < 0)
+            continue;
+          int r = root[v];
+          gboolean done = twice[r]
+                          ? i == MAX (fw_last[r], (guint) g_array_index (
+                                        g->values, GsMgValue, r).producer)
+                            || i == bw_last[r]
+                          : i == last[r] && !hold[r];
+          if (done && alive[r])
+            {
+              live -= bytes[r];
+              alive[r] = 0;
+            }
+        }
+    }
+  return peak;
+}
+
 /* The largest activation is one not counted as saved already. */
 static GsModelMemory
 footprint (const GsMg *g, const GsModelSize *s)
@@ -146,9 +370,10 @@ footprint (const GsMg *g, const GsModelSize *s)
   GsModelMemory f = { 0 };
   double bytes = gs_dtype_bytes (g->opt.dtype);
   g_autofree guint8 *saved = g_new0 (guint8, g->values->len);
+  g_autofree int *root = storage_roots (g);
   if (s->training)
-    f.saved = g->opt.compiled ? saved_gemm_inputs (g, saved)
-                              : saved_for_backward (g, saved);
+    f.saved = g->opt.compiled ? saved_gemm_inputs (g, root, saved)
+                              : saved_for_backward (g, root, saved);
   double params = 0, largest = 0, cache = 0;
   for (guint v = 0; v < g->values->len; v++)
     {
@@ -157,7 +382,8 @@ footprint (const GsMg *g, const GsModelSize *s)
         params += (double) val->elems;
       else if (val->cache)
         cache += (double) val->elems;
-      else if (!saved[v])
+      else if (!saved[root[v]] && !state_storage (g, root[v])
+               && !g_array_index (g->values, GsMgValue, root[v]).cache)
         largest = MAX (largest,
                        (double) val->elems * gs_mg_val_esize (g, (int) v));
     }
@@ -185,6 +411,18 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
       GsModelMemory l = footprint (last, s);
       f.cache = l.cache;
       f.largest = MAX (f.largest, l.largest);
+    }
+  /* The peak: the persistent state beside the most activations held at
+   * once, in the prefill or in the last decode step. */
+  if (!g->opt.compiled)
+    {
+      double act = peak_activations (g);
+      if (last != NULL)
+        act = MAX (act, peak_activations (last));
+      /* Not bounded by the total above: a tensor saved through two views
+       * counts twice there, once here (docs/models.md, "Device
+       * memory"). */
+      f.peak = f.weights + f.grads + f.optimizer + act;
     }
   if (mem != NULL)
     *mem = f;

@@ -29,7 +29,7 @@ typedef struct {
 
 /* Device memory a model request needs, bytes: a lower bound (no CUDA
  * context, library workspaces or allocator slack), from the built graph
- * (workloads/model-memory.c). */
+ * (workloads/model-memory.c), and an estimate of its peak. */
 typedef struct {
   double weights;          /* parameters (fp8: their FP8 copies) */
   double grads;            /* training: the parameters' gradients */
@@ -38,6 +38,11 @@ typedef struct {
   double saved;            /* training: what autograd keeps for backward */
   double largest;          /* the largest activation tensor */
   double device;           /* what the GPU or MIG instance has (0: unknown) */
+  /* Eager runtime: the most the caching allocator holds at once while the
+   * request runs, weights and training state included, an estimate
+   * (workloads/model-memory.c, peak_activations); 0: not estimated (the
+   * compiled runtime).  Not part of the total. */
+  double peak;
 } GsModelMemory;
 
 /* Their sum. */
