@@ -11,7 +11,8 @@
  * One CSV row per point: the values, total_ms, forward_ms, backward_ms,
  * optimizer_ms, the speedup over the arch as given running the point's
  * run options, tokens_per_s, memory_gib (what `run` reports as
- * "memory: at least") and skipped.  A point that cannot be
+ * "memory: at least"), peak_gib (its "peak memory: about", eager runtime)
+ * and skipped.  A point that cannot be
  * predicted (it does not fit, the GPU lacks the dtype: exit status 1 for
  * `run`) keeps its row with the reason in skipped and its figures empty,
  * and the others still run; usage errors and bad input stop the sweep.
@@ -63,6 +64,7 @@ typedef struct {
                             * a model) */
   double memory_gib;       /* device memory a model needs at the least
                             * (GsModelMemory; 0: not a model) */
+  double peak_gib;         /* its estimated peak (0: none estimated) */
   char *skipped;           /* why it could not be predicted (NULL: it ran) */
 } Point;
 
@@ -106,7 +108,8 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
     "Runs WORKLOAD on every combination of the --set values and writes one\n"
     "CSV row per point: the values, total_ms, forward_ms, backward_ms,\n"
     "optimizer_ms, the speedup over ARCH as given, tokens_per_s,\n"
-    "memory_gib (the device memory a model needs, at the least) and\n"
+    "memory_gib (the device memory a model needs, at the least),\n"
+    "peak_gib (its estimated peak, eager runtime) and\n"
     "skipped: why a point could not be predicted (it does not fit, ...),\n"
     "its figures left empty; the other points still run.  A KEY is an\n"
     "arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
@@ -448,6 +451,7 @@ simulate (const Sweep *s, const GsPartitionArgs *args, const GsArch *arch,
     p->tokens = (double) prog->batch * MAX (1, sum.decode_steps);
   p->memory_gib = prog->model != NULL
                   ? gs_model_memory_total (&prog->memory) / 1073741824.0 : 0;
+  p->peak_gib = prog->model != NULL ? prog->memory.peak / 1073741824.0 : 0;
   return TRUE;
 }
 
@@ -694,7 +698,7 @@ write_csv (const Sweep *s, FILE *out)
       fputc (',', out);
     }
   fputs ("total_ms,forward_ms,backward_ms,optimizer_ms,speedup,"
-         "tokens_per_s,memory_gib,skipped\n", out);
+         "tokens_per_s,memory_gib,peak_gib,skipped\n", out);
   for (guint k = 0; k < s->points->len; k++)
     {
       const Point *p = &g_array_index (s->points, Point, k);
@@ -707,7 +711,7 @@ write_csv (const Sweep *s, FILE *out)
       if (p->skipped != NULL)
         {
           /* No figures, only the reason. */
-          fputs (",,,,,,,", out);
+          fputs (",,,,,,,,", out);
           csv_field (out, p->skipped);
           fputc ('\n', out);
           continue;
@@ -726,6 +730,10 @@ write_csv (const Sweep *s, FILE *out)
       /* Empty for a workload of kernels. */
       if (p->memory_gib > 0)
         fprintf (out, "%.4g", p->memory_gib);
+      fputc (',', out);
+      /* Empty where no peak is estimated (the compiled runtime). */
+      if (p->peak_gib > 0)
+        fprintf (out, "%.4g", p->peak_gib);
       fputs (",\n", out);
     }
 }

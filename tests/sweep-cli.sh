@@ -19,8 +19,8 @@ check () {
 st=$?
 check 1 "csv: header and 4 rows" \
   sh -c "test $st = 0 && test \"\$(wc -l < '$tmp/s.csv')\" -eq 5 &&
-         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,optimizer_ms,speedup,tokens_per_s,memory_gib,skipped' &&
-         awk -F, 'NR > 1 && (length(\$8) || length(\$9)) { bad = 1 } END { exit bad }' '$tmp/s.csv'"
+         head -1 '$tmp/s.csv' | grep -qx 'sm.count,dram.bandwidth_gbs,total_ms,forward_ms,backward_ms,optimizer_ms,speedup,tokens_per_s,memory_gib,peak_gib,skipped' &&
+         awk -F, 'NR > 1 && (length(\$8) || length(\$9) || length(\$10)) { bad = 1 } END { exit bad }' '$tmp/s.csv'"
 check 2 "speedup 1 at the arch as given (132 SMs, 3350 GB/s)" \
   awk -F, '$1 == 132 && $2 == 3350 { found = 1; ok = ($7 > 0.999 && $7 < 1.001) }
            END { exit !(found && ok) }' "$tmp/s.csv"
@@ -156,8 +156,8 @@ check 14 "arch axis without --arch; --batch with --set batch is refused" \
   --plot "$tmp/k.svg" 2> "$tmp/e15"; r=$?
 check 15 "a point that does not fit is skipped, the others run" \
   sh -c "test $r = 0 && test \"\$(wc -l < '$tmp/k.csv')\" -eq 5 &&
-         head -1 '$tmp/k.csv' | grep -q ',tokens_per_s,memory_gib,skipped\$' &&
-         grep -q '^t4,64,,,,,,,,\"batch 64 x seq 1024 does not fit in t4.s 16 GiB.*\"\$' '$tmp/k.csv' &&
+         head -1 '$tmp/k.csv' | grep -q ',tokens_per_s,memory_gib,peak_gib,skipped\$' &&
+         grep -q '^t4,64,,,,,,,,,\"batch 64 x seq 1024 does not fit in t4.s 16 GiB.*\"\$' '$tmp/k.csv' &&
          test \"\$(grep -c ',\$' '$tmp/k.csv')\" -eq 3 &&
          awk -F, 'NR > 1 && !(\$1 == \"t4\" && \$2 == 64) && !(\$3 > 0 && \$7 > 0) { bad = 1 }
                   END { exit bad }' '$tmp/k.csv' &&
@@ -172,7 +172,7 @@ check 15 "a point that does not fit is skipped, the others run" \
   --set arch=h100,a100-pcie-80gb --set batch=1,64 --seq 1024 --dtype fp16 \
   > "$tmp/u.csv" 2> "$tmp/e16"; r=$?
 check 16 "speedup left empty where the arch as given cannot run the point's options" \
-  awk -F, -v r=$r 'NR > 1 { n++; if (!($3 > 0) || !($9 > 0) || $10 != "") bad = 1
+  awk -F, -v r=$r 'NR > 1 { n++; if (!($3 > 0) || !($9 > 0) || !($10 >= $9) || $11 != "") bad = 1
                             if ($2 == 1 && !($7 > 1)) bad = 1
                             if ($2 == 64 && $7 != "") bad = 1 }
                    END { exit !(r == 0 && n == 4 && !bad) }' "$tmp/u.csv"
@@ -225,7 +225,7 @@ tail -n +2 "$tmp/all.csv" | cut -d, -f1 > "$tmp/swept"
 check 21 "arch=all sweeps every GPU of arch list" \
   sh -c "test $r = 0 && test \$(wc -l < '$tmp/swept') -ge 8 &&
          cmp -s '$tmp/swept' '$tmp/gpus' && ! grep -qx 'h100' '$tmp/swept' &&
-         awk -F, 'NR == 2 { exit !(\$(NF - 3) == 1 && \$(NF - 1) == \"\") }' '$tmp/all.csv'"
+         awk -F, 'NR == 2 { exit !(\$(NF - 4) == 1 && \$(NF - 2) == \"\" && \$(NF - 1) == \"\") }' '$tmp/all.csv'"
 "$GPUSIM" sweep examples/saxpy.workload --set arch=all,h100 > "$tmp/all2.csv" 2> "$tmp/e22"; r=$?
 check 22 "arch=all with another GPU: exit 2" \
   sh -c "test $r = 2 && test ! -s '$tmp/all2.csv' &&

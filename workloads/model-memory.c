@@ -194,6 +194,21 @@ saved_for_backward (const GsMg *g, const int *root, guint8 *seen)
   return sum + peak;
 }
 
+/* A storage freed after a node. */
+typedef struct {
+  guint node;
+  int root;
+} Release;
+
+static gint
+release_cmp (gconstpointer a, gconstpointer b)
+{
+  const Release *x = a, *y = b;
+  if (x->node != y->node)
+    return x->node < y->node ? -1 : 1;
+  return (x->root > y->root) - (x->root < y->root);
+}
+
 /* The most bytes of activations eager PyTorch holds at once while G runs,
  * parameters and their gradients left out (counted whole beside it).
  * Every tensor is allocated when the op that writes it runs and freed
@@ -307,6 +322,26 @@ peak_activations (const GsMg *g)
                  && p->op.phase == GS_PHASE_FORWARD && !other[v]
                  && bw_last[v] > 0 && !hold[v];
     }
+  /* When each storage is freed, in node order: after its last reader, or
+   * for one that lives twice after its forward's last read and after its
+   * backward's. */
+  g_autoptr (GArray) frees = g_array_new (FALSE, FALSE, sizeof (Release));
+  for (guint v = 0; v < nv; v++)
+    {
+      if (root[v] != (int) v || bytes[v] == 0 || hold[v])
+        continue;
+      int producer = g_array_index (g->values, GsMgValue, v).producer;
+      Release f = { twice[v] ? MAX (fw_last[v], (guint) producer) : last[v],
+                    (int) v };
+      g_array_append_val (frees, f);
+      if (twice[v])
+        {
+          f.node = bw_last[v];
+          g_array_append_val (frees, f);
+        }
+    }
+  g_array_sort (frees, release_cmp);
+  guint next = 0;
   g_autoptr (GArray) masks = g_array_new (FALSE, FALSE, sizeof (double));
   double peak = live;
   for (guint i = 0; i < nn; i++)
@@ -341,19 +376,13 @@ peak_activations (const GsMg *g)
           live -= g_array_index (masks, double, masks->len - 1);
           g_array_set_size (masks, masks->len - 1);
         }
-      /* Free what this node read last, and an output nothing reads. */
-      for (guint j = 0; j <= (guint) n->n_in + 1; j++)
+      /* Free what this node read last, an output nothing reads, and an
+       * input nothing reads. */
+      for (; next < frees->len
+             && g_array_index (frees, Release, next).node == i; next++)
         {
-          int v = j < n->n_in ? n->in[j] : j == n->n_in ? n->out : made;
-          if (v < 0)
-            continue;
-          int r = root[v];
-          gboolean done = twice[r]
-                          ? i == MAX (fw_last[r], (guint) g_array_index (
-                                        g->values, GsMgValue, r).producer)
-                            || i == bw_last[r]
-                          : i == last[r] && !hold[r];
-          if (done && alive[r])
+          int r = g_array_index (frees, Release, next).root;
+          if (alive[r])
             {
               live -= bytes[r];
               alive[r] = 0;
