@@ -1136,6 +1136,37 @@ test_peak (void)
   g_assert_cmpfloat (compiled.peak, ==, 0);
 }
 
+/* A decode step holds the cache of the earlier tokens until each layer's
+ * cat replaces it with one a token longer: the peak is one cache (and a
+ * layer's K and V), not two.  Llama-3-8B in bf16 at 16 x 4096 with
+ * FlashAttention: 8.0 GiB of cache beside 15.0 GiB of weights. */
+static void
+test_peak_decode (void)
+{
+  const char *dir = g_getenv ("GS_SRCDIR");
+  g_autofree char *file = g_build_filename (dir ? dir : ".", "examples",
+                                            "configs", "llama3-8b.json",
+                                            NULL);
+  g_autoptr (GsArch) h100 = gs_test_arch ("h100-sxm5-80gb");
+  GsWorkloadOptions o;
+  gs_workload_options_init (&o);
+  o.batch = 16;
+  o.seq = 4096;
+  o.mode = "decode";
+  o.dtype = GS_DTYPE_BF16;
+  o.attention = "flash2";   /* eager would add a layer's repeated K and V */
+  GError *error = NULL;
+  GsModelPlan *p = gs_model_plan (file, &o, h100, &error);
+  g_assert_no_error (error);
+  GsModelMemory m = p->memory;
+  gs_model_plan_free (p);
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  g_assert_cmpfloat (fabs (m.cache / gib - 16 * 4097 * 131072.0 / gib), <,
+                     1e-9);
+  g_assert_cmpfloat (m.peak - m.weights, >=, m.cache);
+  g_assert_cmpfloat (m.peak - m.weights, <, m.cache + 0.5 * gib);
+}
+
 /* An encoder-decoder's generation keeps, beside each decoder layer's
  * self-attention K and V, the K and V of the encoder output its
  * cross-attention computed at the first step: T5-Base's 12 decoder layers
@@ -1203,6 +1234,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/fused-sums", test_fused_sums);
   g_test_add_func ("/memory/saved-activations", test_saved_activations);
   g_test_add_func ("/memory/peak", test_peak);
+  g_test_add_func ("/memory/peak-decode", test_peak_decode);
   g_test_add_func ("/memory/outer-splits", test_outer_splits);
   g_test_add_func ("/memory/outer-split-kernels", test_outer_split_kernels);
   g_test_add_func ("/memory/dropout-mask-bytes", test_dropout_mask_bytes);
