@@ -668,6 +668,11 @@ gs_mb_cohere_layernorm (GsMb *b, int x, int64_t rows, int64_t cols,
 int
 gs_mb_cache_cat (GsMb *b, int x, int64_t heads, int64_t head_dim)
 {
+  /* A forward with use_cache (the models' default, which Hugging Face
+   * turns off under gradient checkpointing) returns every layer's K and V
+   * in past_key_values: they outlive the layer. */
+  if (b->past == 0 && !b->g->opt.checkpoint)
+    gs_mg_val (b->g, x)->held = TRUE;
   if (b->past == 0)
     return x;
   GsMg *g = b->g;

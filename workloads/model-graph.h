@@ -79,6 +79,9 @@ typedef struct {
                             * append: held until the generation ends */
   guint8 pgrad;            /* a parameter's finished gradient, which
                             * becomes its .grad (no AccumulateGrad add) */
+  guint8 held;             /* returned by the model (a prefill's K or V in
+                            * past_key_values): alive until the end, for
+                            * the peak memory (model-memory.c) */
   int producer;            /* the node that wrote it (-1: an input or a
                             * parameter) */
 } GsMgValue;

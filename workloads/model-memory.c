@@ -219,11 +219,12 @@ release_cmp (gconstpointer a, gconstpointer b)
  * forward to the backward kernel that reads it (the backward takes the
  * masks in the reverse order); graph outputs and KV caches live to the
  * end; inputs (the token ids, a decode step's cache of the earlier
- * tokens) exist from the start.  A checkpointed layer's tensors live
- * twice: in its forward, until the forward has read them, and again from
- * its recomputation to the last backward kernel that reads them.  What
- * Python frames hold longer (a module's locals until it returns, the K
- * and V a prefill returns as its cache) is not counted. */
+ * tokens) exist from the start; so do the K and V a forward returns in
+ * past_key_values.  A checkpointed layer's tensors live twice: in its
+ * forward, until the forward has read them, and again from its
+ * recomputation to the last backward kernel that reads them.  What
+ * Python frames hold longer (a module's locals until it returns) is not
+ * counted. */
 static double
 peak_activations (const GsMg *g)
 {
@@ -299,7 +300,7 @@ peak_activations (const GsMg *g)
   for (guint v = 0; v < nv; v++)
     {
       const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
-      hold[root[v]] |= val->keep || val->cache;
+      hold[root[v]] |= val->keep || val->cache || val->held;
       if (root[v] != (int) v || val->param || val->pgrad)
         continue;
       bytes[v] = allocated ((double) val->elems * gs_mg_val_esize (g, v));
