@@ -11,7 +11,7 @@
  * One CSV row per point: the values, total_ms, forward_ms, backward_ms,
  * optimizer_ms, the speedup over the arch as given running the point's
  * run options, tokens_per_s, memory_gib (what `run` reports as
- * "memory: at least"), peak_gib (its "peak memory: about", eager runtime)
+ * "memory: at least"), peak_gib (its "peak memory: about")
  * and skipped.  A point that cannot be
  * predicted (it does not fit, the GPU lacks the dtype: exit status 1 for
  * `run`) keeps its row with the reason in skipped and its figures empty,
@@ -109,7 +109,7 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
     "CSV row per point: the values, total_ms, forward_ms, backward_ms,\n"
     "optimizer_ms, the speedup over ARCH as given, tokens_per_s,\n"
     "memory_gib (the device memory a model needs, at the least),\n"
-    "peak_gib (its estimated peak, eager runtime) and\n"
+    "peak_gib (its estimated peak) and\n"
     "skipped: why a point could not be predicted (it does not fit, ...),\n"
     "its figures left empty; the other points still run.  A KEY is an\n"
     "arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
@@ -731,7 +731,7 @@ write_csv (const Sweep *s, FILE *out)
       if (p->memory_gib > 0)
         fprintf (out, "%.4g", p->memory_gib);
       fputc (',', out);
-      /* Empty where no peak is estimated (the compiled runtime). */
+      /* Empty where no peak is estimated (a compiled generation). */
       if (p->peak_gib > 0)
         fprintf (out, "%.4g", p->peak_gib);
       fputs (",\n", out);

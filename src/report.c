@@ -343,7 +343,7 @@ write_memory_line (FILE *out, const GsModelMemory *m)
   fprintf (out, "  memory: at least %.1f %s%s (%s %s)\n", total / unit, name,
            of, parts->str, name);
   g_string_free (parts, TRUE);
-  /* The eager runtime's estimated peak, and whether it is past what the
+  /* The estimated peak, and whether it is past what the
    * GPU has. */
   if (m->peak > 0)
     fprintf (out, "  peak memory: about %.1f %s allocated%s\n",
@@ -773,7 +773,7 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
             { "largest_tensor", m->largest }, { "peak", m->peak } };
           for (guint i = 0; i < G_N_ELEMENTS (f); i++)
             {
-              /* No peak is estimated under the compiled runtime. */
+              /* No peak is estimated for a compiled generation. */
               if (f[i].bytes == m->peak && m->peak <= 0)
                 continue;
               json_builder_set_member_name (b, f[i].key);

@@ -226,7 +226,7 @@ release_cmp (gconstpointer a, gconstpointer b)
  * Python frames hold longer (a module's locals until it returns) is not
  * counted. */
 static double
-peak_activations (const GsMg *g)
+peak_activations (const GsMg *g, const int *read_as)
 {
   guint nv = g->values->len, nn = g->nodes->len;
   gboolean ckpt = g->opt.checkpoint;
@@ -277,6 +277,10 @@ peak_activations (const GsMg *g)
       for (guint j = 0; j <= n->n_in; j++)
         {
           int v = j < n->n_in ? n->in[j] : n->out;
+          /* Under the compiled runtime a kernel reads a value a fused
+           * kernel did not write from its source. */
+          if (v >= 0 && j < n->n_in && read_as != NULL)
+            v = read_as[v];
           if (v < 0)
             continue;
           int r = root[v];
@@ -301,7 +305,17 @@ peak_activations (const GsMg *g)
     {
       const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
       hold[root[v]] |= val->keep || val->cache || val->held;
+    }
+  for (guint v = 0; v < nv; v++)
+    {
+      const GsMgValue *val = &g_array_index (g->values, GsMgValue, v);
       if (root[v] != (int) v || val->param || val->pgrad)
+        continue;
+      /* Not in memory: kept in a fused kernel's registers (but what the
+       * model returns, or what nothing reads, which a kernel writes as
+       * the graph's output). */
+      gboolean unread = val->producer >= 0 && last[v] == (guint) val->producer;
+      if (read_as != NULL && read_as[v] != (int) v && !hold[v] && !unread)
         continue;
       bytes[v] = allocated ((double) val->elems * gs_mg_val_esize (g, v));
       if (val->producer < 0)
@@ -429,6 +443,14 @@ footprint (const GsMg *g, const GsModelSize *s)
   return f;
 }
 
+double
+gs_model_peak_compiled (const GsMg *g, const int *read_as,
+                        const GsModelMemory *m)
+{
+  return m->weights + m->grads + m->optimizer
+         + peak_activations (g, read_as);
+}
+
 gboolean
 gs_model_check_memory (const GsMg *g, const GsMg *last,
                        const GsHfConfig *cfg, const GsModelSize *s,
@@ -446,9 +468,9 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
    * once, in the prefill or in the last decode step. */
   if (!g->opt.compiled)
     {
-      double act = peak_activations (g);
+      double act = peak_activations (g, NULL);
       if (last != NULL)
-        act = MAX (act, peak_activations (last));
+        act = MAX (act, peak_activations (last, NULL));
       /* Not bounded by the total above: a tensor saved through two views
        * counts twice there, once here (docs/models.md, "Device
        * memory"). */

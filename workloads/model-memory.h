@@ -51,4 +51,11 @@ gboolean gs_model_check_memory (const GsMg *g, const GsMg *last,
                                 const GsModelSize *s, const GsArch *arch,
                                 GsModelMemory *mem, GError **error);
 
+/* The estimated peak of a request under the compiled runtime, M's
+ * weights and training state beside the most activations held at once
+ * in G as gs_rt_compiled lowered it (READ_AS: GsRtPlan.read_as).  The
+ * eager runtime's is computed by gs_model_check_memory. */
+double gs_model_peak_compiled (const GsMg *g, const int *read_as,
+                               const GsModelMemory *m);
+
 #endif

@@ -813,7 +813,16 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   GsRtPlan rp;
   gs_rt_plan_init (&rp);
   if (r.runtime == GS_RUNTIME_COMPILED)
-    gs_rt_compiled (g, &rp);
+    {
+      gs_rt_compiled (g, &rp);
+      /* The peak as Inductor's kernels leave the tensors.  Not for a
+       * generation or decode steps: their graph holds every step's
+       * cache, which the walk cannot tell replaced. */
+      if (r.gen == 0 && !r.decode)
+        plan->memory.peak = gs_model_peak_compiled (g, rp.read_as,
+                                                    &plan->memory);
+      g_clear_pointer (&rp.read_as, g_free);
+    }
   else
     gs_rt_eager (g, &rp);
   plan->ops = g_steal_pointer (&rp.ops);

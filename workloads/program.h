@@ -38,10 +38,11 @@ typedef struct {
   double saved;            /* training: what autograd keeps for backward */
   double largest;          /* the largest activation tensor */
   double device;           /* what the GPU or MIG instance has (0: unknown) */
-  /* Eager runtime: the most the caching allocator holds at once while the
-   * request runs, weights and training state included, an estimate
-   * (workloads/model-memory.c, peak_activations); 0: not estimated (the
-   * compiled runtime).  Not part of the total. */
+  /* The most the caching allocator holds at once while the request
+   * runs, weights and training state included, an estimate
+   * (workloads/model-memory.c, peak_activations); 0: not estimated (a
+   * generation or decode steps under the compiled runtime).  Not part of
+   * the total. */
   double peak;
 } GsModelMemory;
 

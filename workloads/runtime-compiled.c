@@ -646,6 +646,10 @@ gs_rt_compiled (GsMg *g, GsRtPlan *plan)
         grp->closed = TRUE;
     }
   finish_graph (&f);
+  /* Where each value's bytes are: written, or recomputed from a source. */
+  plan->read_as = g_new (int, g->values->len);
+  for (guint v = 0; v < g->values->len; v++)
+    plan->read_as[v] = source (&f, (int) v);
   g_ptr_array_unref (f.open);
   g_array_unref (f.items);
   g_array_unref (f.after);

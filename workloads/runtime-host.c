@@ -96,6 +96,7 @@ gs_rt_plan_init (GsRtPlan *p)
   p->host_ns = g_array_new (FALSE, FALSE, sizeof (double));
   p->sync_ns = g_array_new (FALSE, FALSE, sizeof (double));
   p->call = g_array_new (FALSE, FALSE, sizeof (guint));
+  p->read_as = NULL;
 }
 
 void
@@ -105,6 +106,7 @@ gs_rt_plan_clear (GsRtPlan *p)
   g_clear_pointer (&p->host_ns, g_array_unref);
   g_clear_pointer (&p->sync_ns, g_array_unref);
   g_clear_pointer (&p->call, g_array_unref);
+  g_clear_pointer (&p->read_as, g_free);
 }
 
 void

@@ -23,6 +23,11 @@ typedef struct {
                             * host first waits for the GPU to drain (a
                             * blocking copy, synchronize); < 0: no wait */
   GArray *call;            /* guint: framework call each op belongs to */
+  /* The compiled runtime: for each graph value the one whose buffer holds
+   * it (itself where a kernel writes it; for one a fused kernel keeps in
+   * registers, the input it is recomputed from, -1: none), for the peak
+   * memory (gs_model_peak_compiled).  NULL from the eager runtime. */
+  int *read_as;
 } GsRtPlan;
 
 void gs_rt_plan_init (GsRtPlan *p);
