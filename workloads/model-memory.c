@@ -210,7 +210,9 @@ release_cmp (gconstpointer a, gconstpointer b)
 }
 
 /* The most bytes of activations eager PyTorch holds at once while G runs,
- * parameters and their gradients left out (counted whole beside it).
+ * parameters and their gradients left out (counted whole beside it);
+ * ROOT is storage_roots (G), READ_AS the compiled runtime's
+ * GsRtPlan.read_as (NULL: eager, every value in memory).
  * Every tensor is allocated when the op that writes it runs and freed
  * after the last op that reads it (a view or an in-place op shares its
  * input's storage and keeps it alive): what reference counting does when
@@ -226,11 +228,10 @@ release_cmp (gconstpointer a, gconstpointer b)
  * Python frames hold longer (a module's locals until it returns) is not
  * counted. */
 static double
-peak_activations (const GsMg *g, const int *read_as)
+peak_activations (const GsMg *g, const int *root, const int *read_as)
 {
   guint nv = g->values->len, nn = g->nodes->len;
   gboolean ckpt = g->opt.checkpoint;
-  g_autofree int *root = storage_roots (g);
   /* Per storage (root): its last reader, its last forward reader, its
    * last backward reader, and whether a backward node of another layer
    * than its producer's reads it (then it is a checkpoint's input, kept
@@ -409,12 +410,11 @@ peak_activations (const GsMg *g, const int *read_as)
 
 /* The largest activation is one not counted as saved already. */
 static GsModelMemory
-footprint (const GsMg *g, const GsModelSize *s)
+footprint (const GsMg *g, const int *root, const GsModelSize *s)
 {
   GsModelMemory f = { 0 };
   double bytes = gs_dtype_bytes (g->opt.dtype);
   g_autofree guint8 *saved = g_new0 (guint8, g->values->len);
-  g_autofree int *root = storage_roots (g);
   if (s->training)
     f.saved = g->opt.compiled ? saved_gemm_inputs (g, root, saved)
                               : saved_for_backward (g, root, saved);
@@ -447,8 +447,9 @@ double
 gs_model_peak_compiled (const GsMg *g, const int *read_as,
                         const GsModelMemory *m)
 {
+  g_autofree int *root = storage_roots (g);
   return m->weights + m->grads + m->optimizer
-         + peak_activations (g, read_as);
+         + peak_activations (g, root, read_as);
 }
 
 gboolean
@@ -457,10 +458,12 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
                        const GsArch *arch, GsModelMemory *mem,
                        GError **error)
 {
-  GsModelMemory f = footprint (g, s);
+  g_autofree int *root = storage_roots (g);
+  g_autofree int *last_root = last != NULL ? storage_roots (last) : NULL;
+  GsModelMemory f = footprint (g, root, s);
   if (last != NULL)
     {
-      GsModelMemory l = footprint (last, s);
+      GsModelMemory l = footprint (last, last_root, s);
       f.cache = l.cache;
       f.largest = MAX (f.largest, l.largest);
     }
@@ -468,9 +471,9 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
    * once, in the prefill or in the last decode step. */
   if (!g->opt.compiled)
     {
-      double act = peak_activations (g, NULL);
+      double act = peak_activations (g, root, NULL);
       if (last != NULL)
-        act = MAX (act, peak_activations (last, NULL));
+        act = MAX (act, peak_activations (last, last_root, NULL));
       /* Not bounded by the total above: a tensor saved through two views
        * counts twice there, once here (docs/models.md, "Device
        * memory"). */
