@@ -774,7 +774,7 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
           for (guint i = 0; i < G_N_ELEMENTS (f); i++)
             {
               /* No peak is estimated for a compiled generation. */
-              if (f[i].bytes == m->peak && m->peak <= 0)
+              if (strcmp (f[i].key, "peak") == 0 && m->peak <= 0)
                 continue;
               json_builder_set_member_name (b, f[i].key);
               json_builder_add_double_value (b, f[i].bytes / GIB);
