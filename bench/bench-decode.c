@@ -62,6 +62,7 @@ predict (const char *dir, const Case *c, int samples, double *wall_ms,
       fprintf (stderr, "bench-decode: %s\n", error->message);
       exit (1);
     }
+  gs_arch_use_model_clock (arch);   /* as gpusim run */
   g_autofree char *file = g_build_filename (dir, c->config, NULL);
   GsWorkloadOptions o;
   gs_workload_options_init (&o);

@@ -88,6 +88,7 @@ main (int argc, char **argv)
       fprintf (stderr, "bench-model: %s\n", error->message);
       return 1;
     }
+  gs_arch_use_model_clock (arch);   /* as gpusim run */
   printf ("gpusim whole-model prediction speed on %s with 1 TiB of memory "
           "(best of 5, one core)\n", arch->name);
   static const Case cases[] = {

@@ -7,9 +7,14 @@ scripts/asplos/label/<GPU>/<model>-<inf|train>-<seq>-<batch>[-fusion].json,
 with e2e_latency (ms).  This script runs the built gpusim on each run of the
 six models in data/neusight/models on the six GPUs gpusim has calibrations
 for, and prints the signed error of every run and the mean absolute
-percentage error per GPU and over all.  It is a diagnostic: nothing in
-gpusim is fitted to these records, and none of them is kept in this
-repository (they are what its accuracy is judged on).
+percentage error per GPU and over all.  It is a diagnostic: no end-to-end
+time is fitted or kept in this repository (they are what its accuracy is
+judged on).  The per-op profiles of one layer that come with most runs
+(the .csv beside the .json) are kept, imported, in
+data/neusight/model-runs: each GPU's model_runs.clock_ratio is fitted on
+their GEMMs (gpusim calibrate --model-runs).  --held-out refits that ratio
+for every run without its own profile, so that no run is predicted with a
+ratio its own measurements helped fit.
 
 "-fusion" runs are torch.compile'd (gpusim --runtime compiled); "train" runs
 are forward, loss and backward (--mode training).  The L4 has no Switch
@@ -17,7 +22,8 @@ Transformer run that fits; it is skipped, as are runs of other GPUs,
 models, data-parallel or pipeline-parallel splits.
 
 Usage: GPUSIM_ARCH_PATH=arch bench/neusight-e2e.py NEUSIGHT_CHECKOUT
-           [--gpusim PATH] [--spec-only] [--arch A ...] [--jobs N]
+           [--gpusim PATH] [--spec-only] [--held-out] [--arch A ...]
+           [--jobs N]
 NEUSIGHT_CHECKOUT is a clone of NeuSight's repository (a work tree, or a
 bare git directory, read with `git show`).  Python 3 standard library only.
 """
@@ -74,6 +80,18 @@ class Checkout:
         return self._git("show", f"HEAD:{LABELS}/{gpu}/{name}")
 
 
+def held_out_ratio(args, runs_dir, arch, name):
+    """ARCH's model_runs.clock_ratio fitted without run NAME's profile."""
+    d = os.path.join(runs_dir, arch)
+    own = re.sub(r"-fusion$", "", name) + ".csv.gz"
+    files = sorted(os.path.join(d, f) for f in os.listdir(d)
+                   if f.endswith(".csv.gz") and f != own)
+    p = subprocess.run([args.gpusim, "calibrate", "--arch", arch,
+                        "--model-runs", "-o", os.devnull] + files,
+                       capture_output=True, text=True, check=True)
+    return re.search(r"model-run clock: ([0-9.]+) x", p.stdout).group(1)
+
+
 def predict(args, models_dir, run):
     arch, model, mode, seq, batch, compiled = run[:6]
     cmd = [args.gpusim, "run", os.path.join(models_dir, model + ".json"),
@@ -84,6 +102,10 @@ def predict(args, models_dir, run):
         cmd += ["--runtime", "compiled"]
     if args.spec_only:
         cmd.append("--spec-only")
+    elif args.held_out:
+        runs_dir = os.path.join(models_dir, "..", "model-runs")
+        ratio = held_out_ratio(args, runs_dir, arch, run[6])
+        cmd += ["--set", "model_runs.clock_ratio=" + ratio]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
@@ -96,6 +118,9 @@ def main():
     ap.add_argument("--gpusim", default="./gpusim")
     ap.add_argument("--spec-only", action="store_true",
                     help="predict each GPU from its spec sheet alone")
+    ap.add_argument("--held-out", action="store_true",
+                    help="refit each GPU's model-run clock ratio without "
+                    "the run's own per-op profile")
     ap.add_argument("--arch", action="append",
                     help="only these GPUs (gpusim names); repeatable")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)

@@ -10,6 +10,9 @@
 
 #define MARK_BEGIN "# >>> gpusim calibrate: generated, replaced on every run >>>"
 #define MARK_END "# <<< gpusim calibrate <<<"
+#define RUNS_BEGIN "# >>> gpusim calibrate --model-runs: generated, replaced " \
+  "on every run >>>"
+#define RUNS_END "# <<< gpusim calibrate --model-runs <<<"
 
 static void
 error_clear (gpointer p)
@@ -402,20 +405,27 @@ find_group (const char *text, gsize *start, gsize *end)
 
 /* Removes a previous generated block (marker to marker, inclusive). */
 static gboolean
-find_markers (const char *text, gsize *start, gsize *end)
+find_marked (const char *text, const char *begin, const char *end_mark,
+             gsize *start, gsize *end)
 {
-  const char *b = strstr (text, MARK_BEGIN);
+  const char *b = strstr (text, begin);
   if (b == NULL)
     return FALSE;
-  const char *e = strstr (b, MARK_END);
+  const char *e = strstr (b, end_mark);
   if (e == NULL)
     return FALSE;
-  e += strlen (MARK_END);
+  e += strlen (end_mark);
   if (*e == '\n')
     e++;
   *start = (gsize) (b - text);
   *end = (gsize) (e - text);
   return TRUE;
+}
+
+static gboolean
+find_markers (const char *text, gsize *start, gsize *end)
+{
+  return find_marked (text, MARK_BEGIN, MARK_END, start, end);
 }
 
 /* PATH relative to directory DIR when they share a prefix, else PATH. */
@@ -522,6 +532,38 @@ gs_fit_splice (const char *base_text, const char *base_file,
   g_autofree char *od = canonical_dir (out_file);
   g_autofree char *text = g_string_free (out, FALSE);
   (void) error;
+  return rewrite_base (text, bd, od);
+}
+
+char *
+gs_fit_splice_model_runs (const char *base_text, const char *base_file,
+                          const char *out_file, const char *group)
+{
+  gsize s = 0, e = 0, len = strlen (base_text);
+  gboolean replace = find_marked (base_text, RUNS_BEGIN, RUNS_END, &s, &e);
+  Member m;
+  if (!replace && scan_members (base_text, 0, len, "model_runs", &m, NULL))
+    {
+      s = m.start;
+      e = m.end;
+      replace = TRUE;
+    }
+  if (!replace && find_markers (base_text, &s, &e))
+    s = e;                /* right after the calibration group */
+  else if (!replace)
+    s = e = len;
+  GString *out = g_string_new_len (base_text, (gssize) s);
+  if (!replace && out->len > 0)
+    {
+      if (out->str[out->len - 1] != '\n')
+        g_string_append_c (out, '\n');
+      g_string_append_c (out, '\n');
+    }
+  g_string_append_printf (out, RUNS_BEGIN "\n%s" RUNS_END "\n", group);
+  g_string_append (out, base_text + e);
+  g_autofree char *bd = canonical_dir (base_file);
+  g_autofree char *od = canonical_dir (out_file);
+  g_autofree char *text = g_string_free (out, FALSE);
   return rewrite_base (text, bd, od);
 }
 

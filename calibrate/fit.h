@@ -93,6 +93,13 @@ char *gs_fit_splice (const char *base_text, const char *base_file,
                      const char *out_file, const char *group,
                      GError **error);
 
+/* BASE_TEXT with its `model_runs` group (gpusim calibrate --model-runs)
+ * replaced by GROUP between marker comments, or inserted after the
+ * generated calibration group (else at the end); paths as
+ * gs_fit_splice. */
+char *gs_fit_splice_model_runs (const char *base_text, const char *base_file,
+                                const char *out_file, const char *group);
+
 /* ---------------------------------------------------------------- helpers */
 
 /* The GsOp a GEMM row measured (linear, bmm, bmm_nt); FALSE for other ops or

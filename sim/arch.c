@@ -147,6 +147,15 @@ static const GsParam arch_params[] = {
   { "power.tdp_w", GS_PARAM_DOUBLE, OFF (tdp_w), "W", 0, NULL, 0, 1e5, 0,
     "board power limit (0: not given); without calibration.clock_mhz it "
     "sets the estimated sustained clock" },
+  { "model_runs.clock_ratio", GS_PARAM_DOUBLE, OFF (model_clock_ratio), "",
+    0, NULL, 0, 10, 0, "SM clock in whole-model runs (gpusim run, sweep) "
+    "over the sustained clock of ops measured alone (0: the same; gpusim "
+    "calibrate --model-runs fits it)" },
+  { "model_runs.source", GS_PARAM_STRING, OFF (model_runs_source), "", NAN,
+    "", 0, 0, 0, "the per-op model-run measurements the ratio was fitted "
+    "on" },
+  { "model_runs.rows", GS_PARAM_INT, OFF (model_runs_rows), "rows", 0, NULL,
+    0, 1 << 30, 0, "GEMM rows the ratio was fitted on" },
 };
 
 #undef OFF
@@ -510,8 +519,8 @@ gs_arch_validate_as (const GsArch *a, const char *where, GError **error)
   return TRUE;
 }
 
-/* Loads FILE; SPEC_ONLY drops every calibration group of its chain
- * first, as if the GPU were known from its spec sheet alone. */
+/* Loads FILE; SPEC_ONLY drops every calibration and model_runs group of
+ * its chain first, as if the GPU were known from its spec sheet alone. */
 static GsArch *
 load_file (const char *file, gboolean spec_only, GError **error)
 {
@@ -524,6 +533,8 @@ load_file (const char *file, gboolean spec_only, GError **error)
                                                                       i));
       if (config_setting_get_member (root, "calibration") != NULL)
         config_setting_remove (root, "calibration");
+      if (config_setting_get_member (root, "model_runs") != NULL)
+        config_setting_remove (root, "model_runs");
     }
 
   /* A family file is no GPU, even one that sets every key a GPU needs.
@@ -733,6 +744,16 @@ gs_arch_clock_mhz (const GsArch *a)
     return a->cal.clock_mhz;
   return a->spec_clock ? gs_arch_spec_clock_mhz (a, &clock_rule)
                        : a->clock_boost_mhz;
+}
+
+void
+gs_arch_use_model_clock (GsArch *a)
+{
+  if (a->model_clock_used || !(a->model_clock_ratio > 0))
+    return;
+  a->cal.clock_mhz = gs_arch_clock_mhz (a) * a->model_clock_ratio;
+  a->spec_clock = FALSE;
+  a->model_clock_used = TRUE;
 }
 
 double

@@ -99,6 +99,14 @@ struct GsArch {
 
   double tdp_w;            /* board power limit, W (0: not given) */
 
+  /* Whole-model runs (the `model_runs` group, written by gpusim calibrate
+   * --model-runs): the SM clock the GPU sustains while it runs a model, as
+   * a ratio to the one its ops measured alone imply (0: the same). */
+  double model_clock_ratio;
+  char *model_runs_source; /* the per-op model-run measurements it came from */
+  int model_runs_rows;     /* GEMM rows the fit used */
+  gboolean model_clock_used; /* gs_arch_use_model_clock applied it */
+
   GsCalibration cal;
   /* TRUE when no file of the chain sets calibration.clock_mhz (nor
    * --set): the sustained clock is then estimated from the spec sheet
@@ -196,6 +204,11 @@ double gs_arch_spec_clock_mhz (const GsArch *arch, const GsClockRule *rule);
 /* The clock the simulation uses, MHz: the calibrated sustained clock, else
  * the spec estimate (spec_clock), else the boost clock. */
 double gs_arch_clock_mhz (const GsArch *arch);
+/* Puts ARCH at the clock of whole-model runs (gpusim run and sweep): its
+ * sustained clock times model_runs.clock_ratio, once; a no-op without a
+ * ratio (a GPU never measured in model runs, --spec-only).  Call it after
+ * every --set. */
+void gs_arch_use_model_clock (GsArch *arch);
 double gs_arch_peak_flops (const GsArch *arch, GsDtype dtype); /* FLOP/s */
 /* Tensor FLOPs per clock per SM that WORK's MMAs of DTYPE reach: the dense
  * rate, times tensor.mma_sync_share unless they are wgmma (0: none). */

@@ -380,6 +380,11 @@ show_derived_text (const GsArch *a)
               a->dram_type && g_str_has_prefix (a->dram_type, "HBM")
               ? "HBM" : "GDDR");
     }
+  if (a->model_clock_ratio > 0)
+    printf ("  %-28s %.0f MHz: %.3f x the sustained clock (gpusim run and "
+            "sweep; model_runs)\n", "model-run clock",
+            gs_arch_clock_mhz (a) * a->model_clock_ratio,
+            a->model_clock_ratio);
 }
 
 /* The leaf settings of calibration.fit_error (a group other layers own),

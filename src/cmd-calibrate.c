@@ -24,6 +24,7 @@
 #include "workloads/mem-model.h"
 
 #include <glib/gstdio.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ typedef struct {
   int rounds;
   gboolean no_clock;
   gboolean gemm_only;
+  gboolean model_runs;
   char **files;
 } CalibrateArgs;
 
@@ -72,6 +74,9 @@ parse_args (int *argc, char ***argv, CalibrateArgs *a, GError **error)
       "keep the clock: fit kernel efficiencies at the boost clock", NULL },
     { "gemm-only", 0, 0, G_OPTION_ARG_NONE, &a->gemm_only,
       "run only the GEMM fitter", NULL },
+    { "model-runs", 0, 0, G_OPTION_ARG_NONE, &a->model_runs,
+      "the MEASUREMENTS are ops timed inside whole-model runs: fit only "
+      "model_runs.clock_ratio, the clock of model runs over BASE's", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->files,
       NULL, NULL },
     { NULL }
@@ -108,6 +113,15 @@ parse_args (int *argc, char ***argv, CalibrateArgs *a, GError **error)
       g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
                    "'-' (standard input) given %u times: it can be read "
                    "once", stdin_given);
+      return FALSE;
+    }
+  if (a->model_runs && (a->gemm_only || a->no_clock || a->rounds))
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
+                   "--model-runs fits model_runs.clock_ratio alone, on "
+                   "BASE's calibration: --%s does not apply",
+                   a->gemm_only ? "gemm-only" : a->no_clock ? "no-clock"
+                   : "rounds");
       return FALSE;
     }
   if (a->rounds < 0 || a->rounds > 100)
@@ -365,6 +379,173 @@ probe_clock (const GsArch *arch, const CalibrateArgs *a, GPtrArray *sets,
   return TRUE;
 }
 
+/* ------------------------------------------------------- --model-runs */
+
+/* GEMM rows of model-run measurements this long or longer set the clock
+ * ratio: below it an op's host cost and the library's launch overheads,
+ * which a model run hides, weigh in its time. */
+#define MODEL_RUN_MIN_MS 0.5
+
+typedef struct {
+  const GsArch *arch;      /* BASE, at its own sustained clock */
+  double clock_mhz;        /* that clock */
+  GPtrArray *rows;         /* GsMeasureRow *, GEMM rows >= MODEL_RUN_MIN_MS */
+  GPtrArray *row_sets;     /* the GsMeasureSet * of each row */
+  GPtrArray *row_files;    /* its file's base name (for leave-one-out) */
+  const char *left_out;    /* NULL, or a file whose rows are left out */
+  GError *error;           /* the first prediction that failed */
+} ClockFit;
+
+/* Mean absolute log error of the rows' op latencies predicted alone with
+ * BASE at RATIO times its clock (a log error weighs a GEMM twice too fast
+ * as one twice too slow). */
+static double
+clock_loss (double ratio, void *data)
+{
+  ClockFit *c = data;
+  g_autoptr (GsArch) a = gs_arch_copy (c->arch);
+  a->cal.clock_mhz = c->clock_mhz * ratio;
+  a->spec_clock = FALSE;
+  g_autoptr (GsLibrary) lib = gs_library_new (a, c->error ? NULL
+                                                 : &c->error);
+  if (lib == NULL)
+    return INFINITY;
+  gs_library_set_alone (lib, TRUE);
+  GsPredictor p = { a, lib, GS_RUNTIME_EAGER, FALSE, NULL };
+  double sum = 0;
+  guint n = 0;
+  for (guint i = 0; i < c->rows->len; i++)
+    {
+      if (c->left_out && strcmp (c->left_out, c->row_files->pdata[i]) == 0)
+        continue;
+      const GsMeasureRow *r = c->rows->pdata[i];
+      GsPrediction out = { 0 };
+      if (!gs_predict_row (&p, c->row_sets->pdata[i], r, &out,
+                           c->error ? NULL : &c->error))
+        return INFINITY;
+      sum += fabs (log (r->latency_ms / out.latency_ms));
+      n++;
+      gs_prediction_clear (&out);
+    }
+  return n ? sum / n : INFINITY;
+}
+
+static double
+fit_ratio (ClockFit *c, double *loss)
+{
+  return gs_fit_golden (clock_loss, c, 0.4, 2.5, 40, loss);
+}
+
+/* gpusim calibrate --model-runs: BASE as it is, but for the ratio of the
+ * SM clock in whole-model runs to its sustained clock, fitted on the GEMMs
+ * of ops timed inside model runs (NeuSight's per-op model traces, imported
+ * by gpusim import), and written as BASE's `model_runs` group.  The ops
+ * are predicted as `gpusim predict` does (alone, BASE's library), so the
+ * ratio carries only what the model runs' clock did differently. */
+static gboolean
+calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
+                      const char *text, GError **error)
+{
+  const char *device = a->device ? a->device : arch->name;
+  g_autoptr (GPtrArray) sets =
+    g_ptr_array_new_with_free_func ((GDestroyNotify) gs_measure_free);
+  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  ClockFit c = { arch, gs_arch_clock_mhz (arch), g_ptr_array_new (),
+                 g_ptr_array_new (), g_ptr_array_new (), NULL, NULL };
+  guint device_rows = 0;
+  gboolean ok = FALSE;
+  g_autoptr (GString) src = g_string_new ("");
+  g_autofree char *quoted = NULL, *group = NULL, *fitted = NULL;
+  for (char **f = a->files; *f; f++)
+    {
+      GsMeasureSet *set = gs_import_load (*f, GS_IMPORT_AUTO, NULL, TRUE,
+                                          error);
+      if (set == NULL)
+        goto out;
+      g_ptr_array_add (sets, set);
+      char *base = g_path_get_basename (*f);
+      g_ptr_array_add (files, base);
+      for (guint i = 0; i < set->rows->len; i++)
+        {
+          const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+          GsOp o;
+          if (r->device == NULL || strcmp (r->device, device) != 0)
+            continue;
+          device_rows++;
+          if (r->latency_ms < MODEL_RUN_MIN_MS || !gs_fit_gemm_op (r, &o))
+            continue;
+          gs_op_clear (&o);
+          if (!gs_predict_row_fits (arch, set, r, error))
+            {
+              (*error)->code = GS_ERROR_INPUT;
+              goto out;
+            }
+          g_ptr_array_add (c.rows, (gpointer) r);
+          g_ptr_array_add (c.row_sets, set);
+          g_ptr_array_add (c.row_files, base);
+        }
+    }
+  if (c.rows->len == 0)
+    {
+      g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                   "nothing to fit: none of the %u rows for device '%s' is a "
+                   "GEMM (linear, bmm, bmm_nt) of %g ms or more", device_rows,
+                   device, MODEL_RUN_MIN_MS);
+      goto out;
+    }
+  double before = clock_loss (1.0, &c), after;
+  double ratio = fit_ratio (&c, &after);
+  if (c.error != NULL)
+    {
+      g_propagate_error (error, c.error);
+      c.error = NULL;
+      goto out;
+    }
+  /* How much the ratio rests on any one file: refitted without each. */
+  double lo = ratio, hi = ratio;
+  for (guint i = 0; files->len > 1 && i < files->len; i++)
+    {
+      c.left_out = files->pdata[i];
+      double r = fit_ratio (&c, NULL);
+      lo = MIN (lo, r);
+      hi = MAX (hi, r);
+    }
+  c.left_out = NULL;
+  for (guint i = 0; i < files->len; i++)
+    g_string_append_printf (src, "%s%s", i ? ", " : "",
+                            (const char *) files->pdata[i]);
+  g_string_append_printf (src, " (device %s)", device);
+  quoted = g_strescape (src->str, NULL);
+  group = g_strdup_printf (
+    "# The SM clock of whole-model runs (gpusim run, sweep) over the\n"
+    "# calibration's: fitted by `gpusim calibrate --model-runs` (%s) on\n"
+    "# %u GEMMs of %g ms or more timed inside model runs, %.1f MHz where\n"
+    "# ops alone run at %.1f.  Mean absolute log error %.3f at ratio 1,\n"
+    "# %.3f fitted; without any one file the fit gives %.3f to %.3f.\n"
+    "model_runs = {\n"
+    "  clock_ratio = %.4f;\n"
+    "  source = \"%s\";\n"
+    "  rows = %u;\n"
+    "};\n", date, c.rows->len, MODEL_RUN_MIN_MS, c.clock_mhz * ratio,
+    c.clock_mhz, before, after, lo, hi, ratio, quoted, c.rows->len);
+  const char *out = a->output ? a->output : arch->file;
+  fitted = gs_fit_splice_model_runs (text, arch->file, out, group);
+  if (!write_output (a->output, fitted, error))
+    goto out;
+  fprintf (a->output ? stdout : stderr,
+           "model-run clock: %.4f x %.1f MHz = %.1f MHz on %u GEMM rows of "
+           "%u (mean |log error| %.3f -> %.3f; without any one file "
+           "%.4f..%.4f)\n", ratio, c.clock_mhz, c.clock_mhz * ratio,
+           c.rows->len, device_rows, before, after, lo, hi);
+  ok = TRUE;
+out:
+  g_clear_error (&c.error);
+  g_ptr_array_unref (c.rows);
+  g_ptr_array_unref (c.row_sets);
+  g_ptr_array_unref (c.row_files);
+  return ok;
+}
+
 static gboolean
 calibrate (const CalibrateArgs *a, GError **error)
 {
@@ -381,6 +562,8 @@ calibrate (const CalibrateArgs *a, GError **error)
                    arch->file);
       return FALSE;
     }
+  if (a->model_runs)
+    return calibrate_model_runs (a, arch, date, text, error);
   /* The fit starts from the boost clock (the GEMM fit moves it to the
    * sustained clock), not from the spec estimate of an uncalibrated GPU. */
   arch->spec_clock = FALSE;

@@ -162,6 +162,9 @@ gs_cmd_run (int argc, char **argv)
   arch = gs_partition_args_arch (&a.common, &error);
   if (arch == NULL)
     goto fail;
+  /* A run is a sustained one: the clock of a model's run, not of its ops
+   * timed alone (model_runs.clock_ratio). */
+  gs_arch_use_model_clock (arch);
   const char *file = gs_cli_workload_input (argv[1], &text, &error);
   if (file == NULL)
     goto fail;

@@ -480,6 +480,7 @@ point_arch (const Sweep *s, const Point *p, GError **error)
     }
   if (!gs_arch_validate_as (a, NULL, error))
     goto fail;
+  gs_arch_use_model_clock (a);
   return a;
 fail:
   {
@@ -513,7 +514,10 @@ point_base (Sweep *s, Point *p, const GsPartitionArgs *args, GError **error)
       Point b = { 0 };
       GError *why = NULL;
       double base = NAN;
-      if (simulate (s, args, s->base, &b, &why))
+      /* At the clock of a model run, as every point (point_arch). */
+      g_autoptr (GsArch) arch = gs_arch_copy (s->base);
+      gs_arch_use_model_clock (arch);
+      if (simulate (s, args, arch, &b, &why))
         base = b.total_ms;
       else if (!skippable (why))
         {

@@ -384,6 +384,9 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
              a->cal.date ? a->cal.date : "undated");
   else
     fprintf (out, "; spec sheet only (not calibrated)");
+  if (a->model_clock_used)
+    fprintf (out, "; model runs at %.2f x the calibrated clock",
+             a->model_clock_ratio);
   if (a->spec_clock && gs_arch_clock_mhz (a) != a->clock_boost_mhz)
     fprintf (out, "\n  clock: the sustained clock estimated from %.0f W of "
              "board power (boost %.0f MHz; gpusim-arch(5))", a->tdp_w,

@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..33"
+echo "1..41"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -63,7 +63,7 @@ cp "$OUT" "$T/first.cfg"
 "$GPUSIM" calibrate --arch "$OUT" --date 2026-01-01 --rounds 1 -o "$OUT" \
   "$T/small.csv" > /dev/null 2>&1
 check $? "recalibrating the fitted file succeeds"
-[ "$(grep -c '>>> gpusim calibrate' "$OUT")" = 1 ]
+[ "$(grep -c '>>> gpusim calibrate:' "$OUT")" = 1 ]
 check $? "a rerun replaces the group instead of adding one"
 ! grep -q 'not fitted' "$T/log"
 check $? "every NeuSight row is taken by a fitter"
@@ -206,3 +206,56 @@ check $? "- reads a measurement set from standard input: the same fit"
 run 2 "standard input given twice" --arch "$A" -o "$T/bad.cfg" - -
 grep -q "'-' (standard input) given 2 times: it can be read once" "$T/err"
 check $? "the refusal says that standard input can be read once"
+
+# --model-runs: ops timed inside model runs fit model_runs.clock_ratio
+# alone.  Rows made by predicting GEMMs on the L4 at 1.25 times its
+# calibrated clock give back a ratio of 1.25, and nothing else changes.
+L4="$GS_SRCDIR/arch/l4.cfg"
+clock=$(sed -n 's/^ *clock_mhz = \([0-9.]*\);.*/\1/p' "$L4")
+{
+  echo "op,B,M,N,K,dtype"
+  echo "linear,8,512,4096,1024,fp32"
+  echo "linear,8,512,1024,4096,fp32"
+  echo "linear,1,4096,1280,3840,fp32"
+  echo "linear,2,2048,2048,2048,fp32"
+  echo "bmm,64,1024,1024,64,fp32"
+  echo "linear,1,64,64,64,fp32"
+} > "$T/mr-shapes.csv"
+"$GPUSIM" predict --arch l4 --set "calibration.clock_mhz=$(awk -v c="$clock" 'BEGIN { printf "%.6f", c * 1.25 }')" \
+  "$T/mr-shapes.csv" 2> /dev/null |
+  awk -F, -v OFS=, 'NR == 1 { print "device,op,B,M,N,K,latency_ms"; next }
+    { print "l4", $1, $2, $3, $4, $5, $7 }' > "$T/mr.csv"
+mkdir "$T/mr"
+"$GPUSIM" calibrate --arch l4 --model-runs --date 2026-01-01 \
+  -o "$T/mr/l4.cfg" "$T/mr.csv" > "$T/mr/log" 2>&1
+check $? "--model-runs succeeds"
+ratio=$(sed -n 's/^ *clock_ratio = \([0-9.]*\);/\1/p' "$T/mr/l4.cfg")
+rows=$(sed -n 's/^ *rows = \([0-9]*\);$/\1/p' "$T/mr/l4.cfg" | tail -1)
+awk -v r="$ratio" 'BEGIN { exit !(r > 1.245 && r < 1.255) }' && [ "$rows" = 5 ]
+check $? "it recovers the clock ratio the rows were made at (1.25: $ratio, on $rows GEMMs of 0.5 ms or more)"
+grep -q '^model-run clock: 1\.2[45][0-9]* x ' "$T/mr/log"
+check $? "and says so"
+strip () { sed '/>>> gpusim calibrate --model-runs/,/<<< gpusim calibrate --model-runs/d; /^base = /d' "$1"; }
+strip "$L4" > "$T/mr/a"; strip "$T/mr/l4.cfg" > "$T/mr/b"
+cmp -s "$T/mr/a" "$T/mr/b"
+check $? "the rest of the file, its calibration group included, is the base's"
+"$GPUSIM" calibrate --arch "$T/mr/l4.cfg" --model-runs -o "$T/mr/l4.cfg" \
+  "$T/mr.csv" > /dev/null 2>&1 &&
+  [ "$(grep -c '>>> gpusim calibrate --model-runs' "$T/mr/l4.cfg")" = 1 ] &&
+  [ "$(grep -c '^model_runs = {' "$T/mr/l4.cfg")" = 1 ]
+check $? "a rerun replaces the model_runs group"
+total () { "$GPUSIM" run "$GS_SRCDIR/examples/gpt2.workload" --format json "$@" 2> /dev/null |
+  sed -n 's/^  "total_ms" : \([0-9.e+-]*\),*$/\1/p'; }
+fast=$(total --arch "$T/mr/l4.cfg")
+slow=$(total --arch "$T/mr/l4.cfg" --set model_runs.clock_ratio=0)
+spec1=$(total --arch "$T/mr/l4.cfg" --spec-only)
+spec2=$(total --arch "$L4" --spec-only --set model_runs.clock_ratio=0)
+awk -v f="$fast" -v s="$slow" 'BEGIN { exit !(f > 0 && f < s / 1.1) }' &&
+  [ -n "$spec1" ] && [ "$spec1" = "$spec2" ]
+check $? "gpusim run runs at the model-run clock ($fast ms, $slow without), --spec-only without it"
+run 2 "--model-runs with --gemm-only" --arch l4 --model-runs --gemm-only \
+  -o "$T/bad.cfg" "$T/mr.csv"
+awk -F, 'NR == 1 || $2 != "linear" || $5 < 1000' "$T/mr.csv" |
+  awk -F, -v OFS=, 'NR > 1 { $7 = 0.2 } { print }' > "$T/mr-short.csv"
+run 1 "--model-runs with no GEMM of 0.5 ms or more" --arch l4 --model-runs \
+  -o "$T/bad.cfg" "$T/mr-short.csv"

@@ -4575,6 +4575,8 @@ check_accuracy (const char *model, int batch, int seq)
   g_autoptr (GsArch) v100 = arch_or_skip ("v100-pcie-32gb");
   if (v100 == NULL)
     return;
+  /* At the clock of its model runs, as gpusim run simulates it. */
+  gs_arch_use_model_clock (v100);
   g_autofree char *name = g_strdup_printf ("v100-pcie-32gb-%s-inf-%d-%d.json",
                                            model, seq, batch);
   g_autofree char *meas = src_path ("data", "neusight", "e2e-examples", name,
