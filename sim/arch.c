@@ -751,7 +751,10 @@ gs_arch_use_model_clock (GsArch *a)
 {
   if (a->model_clock_used || !(a->model_clock_ratio > 0))
     return;
-  a->cal.clock_mhz = gs_arch_clock_mhz (a) * a->model_clock_ratio;
+  /* Never past the boost clock: a ratio fitted on a slow calibration
+   * cannot make a faster GPU than the spec sheet's. */
+  a->cal.clock_mhz = MIN (gs_arch_clock_mhz (a) * a->model_clock_ratio,
+                          a->clock_boost_mhz);
   a->spec_clock = FALSE;
   a->model_clock_used = TRUE;
 }

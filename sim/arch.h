@@ -205,7 +205,8 @@ double gs_arch_spec_clock_mhz (const GsArch *arch, const GsClockRule *rule);
  * the spec estimate (spec_clock), else the boost clock. */
 double gs_arch_clock_mhz (const GsArch *arch);
 /* Puts ARCH at the clock of whole-model runs (gpusim run and sweep): its
- * sustained clock times model_runs.clock_ratio, once; a no-op without a
+ * sustained clock times model_runs.clock_ratio (at most the boost
+ * clock), once; a no-op without a
  * ratio (a GPU never measured in model runs, --spec-only).  Call it after
  * every --set. */
 void gs_arch_use_model_clock (GsArch *arch);

@@ -475,6 +475,78 @@ static const char base_text[] =
   "l2 = { size_mib = 4.0; bandwidth_gbs = 1000.0; };\n"
   "dram = { size_gib = 8.0; bandwidth_gbs = 300.0; };\n";
 
+/* model_runs.clock_ratio: gpusim run's clock is the calibrated one times
+ * the ratio, applied once, never past the boost clock; a file based on a
+ * GPU inherits it; --spec-only drops it with the calibration. */
+static void
+test_model_clock (void)
+{
+  g_autofree char *dir = gs_test_temp_dir ("gs-arch-XXXXXX");
+  g_autofree char *fam = write_file (dir, "fam.cfg", base_text);
+  g_autofree char *gpu = write_file (dir, "gpu.cfg",
+    "base = \"fam.cfg\";\nname = \"gpu\";\n"
+    "calibration = { clock_mhz = 1000.0; };\n"
+    "model_runs = { clock_ratio = 1.2; source = \"x.csv\"; rows = 3; };\n");
+  g_autofree char *fast = write_file (dir, "fast.cfg",
+    "base = \"gpu.cfg\";\nname = \"fast\";\n"
+    "model_runs = { clock_ratio = 2.0; };\n");
+  GError *error = NULL;
+  (void) fam;
+
+  g_autoptr (GsArch) a = gs_arch_load_file (gpu, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (a->model_clock_ratio, ==, 1.2);
+  g_assert_cmpstr (a->model_runs_source, ==, "x.csv");
+  g_assert_cmpint (a->model_runs_rows, ==, 3);
+  g_assert_cmpfloat (gs_arch_clock_mhz (a), ==, 1000);  /* ops alone */
+  gs_arch_use_model_clock (a);
+  g_assert_cmpfloat (fabs (gs_arch_clock_mhz (a) - 1200), <, 1e-9);
+  gs_arch_use_model_clock (a);                          /* once */
+  g_assert_cmpfloat (fabs (gs_arch_clock_mhz (a) - 1200), <, 1e-9);
+  g_autoptr (GsArch) copy = gs_arch_copy (a);
+  gs_arch_use_model_clock (copy);
+  g_assert_cmpfloat (fabs (gs_arch_clock_mhz (copy) - 1200), <, 1e-9);
+
+  /* A faster boost clock (a what-if) moves both in proportion. */
+  g_autoptr (GsArch) b = gs_arch_load_file (gpu, &error);
+  g_assert_no_error (error);
+  g_assert_true (gs_arch_set (b, "sm.clock_boost_mhz", "3000", &error));
+  gs_arch_use_model_clock (b);
+  g_assert_cmpfloat (fabs (gs_arch_clock_mhz (b) - 2400), <, 1e-9);
+
+  /* Inherited and overridden; capped at the boost clock (1500 MHz). */
+  g_autoptr (GsArch) f = gs_arch_load_file (fast, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (f->model_clock_ratio, ==, 2.0);
+  g_assert_cmpstr (f->model_runs_source, ==, "x.csv");
+  gs_arch_use_model_clock (f);
+  g_assert_cmpfloat (gs_arch_clock_mhz (f), ==, 1500);
+
+  /* --spec-only: neither the calibration nor the ratio. */
+  g_autoptr (GsArch) s = gs_arch_load_full (gpu, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (s->model_clock_ratio, ==, 0);
+  double spec = gs_arch_clock_mhz (s);
+  gs_arch_use_model_clock (s);
+  g_assert_cmpfloat (gs_arch_clock_mhz (s), ==, spec);
+
+  /* Out of range, with the file and line. */
+  g_autofree char *bad = write_file (dir, "bad.cfg",
+    "base = \"gpu.cfg\";\nmodel_runs = { clock_ratio = -1.0; };\n");
+  g_autoptr (GsArch) n = gs_arch_load_file (bad, &error);
+  g_assert_null (n);
+  g_assert_error (error, GS_ERROR, GS_ERROR_INPUT);
+  g_autofree char *at = g_strdup_printf ("%s:2: ", bad);
+  g_assert_true (g_str_has_prefix (error->message, at));
+  g_clear_error (&error);
+
+  /* The shipped L4 and T4 run models faster than their ops alone. */
+  g_autoptr (GsArch) l4 = load_ok ("l4");
+  g_autoptr (GsArch) t4 = load_ok ("t4");
+  g_assert_cmpfloat (l4->model_clock_ratio, >, 1.2);
+  g_assert_cmpfloat (t4->model_clock_ratio, >, 1.05);
+}
+
 static void
 test_inheritance (void)
 {
@@ -656,6 +728,7 @@ main (int argc, char **argv)
   g_test_add_func ("/arch/mig-groups", test_mig_groups);
   g_test_add_func ("/arch/inheritance", test_inheritance);
   g_test_add_func ("/arch/calibration-of", test_calibration_of);
+  g_test_add_func ("/arch/model-clock", test_model_clock);
   g_test_add_func ("/arch/unknown-key", test_unknown_key);
   g_test_add_func ("/arch/malformed", test_malformed);
   g_test_add_func ("/arch/bad-sizes", test_bad_sizes);
