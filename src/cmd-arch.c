@@ -383,8 +383,8 @@ show_derived_text (const GsArch *a)
   if (a->model_clock_ratio > 0)
     printf ("  %-28s %.0f MHz: %.3f x the sustained clock (gpusim run and "
             "sweep; model_runs)\n", "model-run clock",
-            gs_arch_clock_mhz (a) * a->model_clock_ratio,
-            a->model_clock_ratio);
+            MIN (gs_arch_clock_mhz (a) * a->model_clock_ratio,
+                 a->clock_boost_mhz), a->model_clock_ratio);
 }
 
 /* The leaf settings of calibration.fit_error (a group other layers own),
@@ -544,6 +544,14 @@ json_add_derived (JsonBuilder *b, const GsArch *a)
   json_builder_add_double_value (b, a->clock_boost_mhz);
   json_builder_set_member_name (b, "sustained_clock_mhz");
   json_builder_add_double_value (b, gs_arch_clock_mhz (a));
+  if (a->model_clock_ratio > 0)
+    {
+      /* The clock gpusim run and sweep simulate at (model_runs). */
+      json_builder_set_member_name (b, "model_run_clock_mhz");
+      json_builder_add_double_value (b, MIN (gs_arch_clock_mhz (a)
+                                             * a->model_clock_ratio,
+                                             a->clock_boost_mhz));
+    }
   json_builder_set_member_name (b, "fp32_tflops");
   json_builder_add_double_value (b, boost_peak (a, GS_DTYPE_FP32) / 1e12);
   json_builder_set_member_name (b, "sustained_fp32_tflops");

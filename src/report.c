@@ -730,6 +730,8 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
   json_builder_add_int_value (b, gs_gpu_sm_count (gpu));
   json_builder_set_member_name (b, "dram_bandwidth_gbs");
   json_builder_add_double_value (b, gs_gpu_dram_bandwidth_gbs (gpu));
+  json_builder_set_member_name (b, "clock_mhz");
+  json_builder_add_double_value (b, gs_arch_clock_mhz (a));
   json_builder_set_member_name (b, "calibrated");
   json_builder_add_boolean_value (b, a->cal.source && *a->cal.source);
   if (a->cal.source && *a->cal.source && a->cal_of)
