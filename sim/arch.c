@@ -746,15 +746,23 @@ gs_arch_clock_mhz (const GsArch *a)
                        : a->clock_boost_mhz;
 }
 
+double
+gs_arch_model_clock_mhz (const GsArch *a)
+{
+  if (!(a->model_clock_ratio > 0) || a->model_clock_used)
+    return gs_arch_clock_mhz (a);
+  /* Never past the boost clock: a ratio fitted on a slow calibration
+   * cannot make a faster GPU than the spec sheet's. */
+  return MIN (gs_arch_clock_mhz (a) * a->model_clock_ratio,
+              a->clock_boost_mhz);
+}
+
 void
 gs_arch_use_model_clock (GsArch *a)
 {
   if (a->model_clock_used || !(a->model_clock_ratio > 0))
     return;
-  /* Never past the boost clock: a ratio fitted on a slow calibration
-   * cannot make a faster GPU than the spec sheet's. */
-  a->cal.clock_mhz = MIN (gs_arch_clock_mhz (a) * a->model_clock_ratio,
-                          a->clock_boost_mhz);
+  a->cal.clock_mhz = gs_arch_model_clock_mhz (a);
   a->spec_clock = FALSE;
   a->model_clock_used = TRUE;
 }

@@ -204,11 +204,13 @@ double gs_arch_spec_clock_mhz (const GsArch *arch, const GsClockRule *rule);
 /* The clock the simulation uses, MHz: the calibrated sustained clock, else
  * the spec estimate (spec_clock), else the boost clock. */
 double gs_arch_clock_mhz (const GsArch *arch);
-/* Puts ARCH at the clock of whole-model runs (gpusim run and sweep): its
- * sustained clock times model_runs.clock_ratio (at most the boost
- * clock), once; a no-op without a
- * ratio (a GPU never measured in model runs, --spec-only).  Call it after
- * every --set. */
+/* The clock of whole-model runs, MHz: gs_arch_clock_mhz times
+ * model_runs.clock_ratio, at most the boost clock (gs_arch_clock_mhz
+ * without a ratio or once gs_arch_use_model_clock applied it). */
+double gs_arch_model_clock_mhz (const GsArch *arch);
+/* Puts ARCH at the clock of whole-model runs (gpusim run and sweep),
+ * gs_arch_model_clock_mhz, once; a no-op without a ratio (a GPU never
+ * measured in model runs, --spec-only).  Call it after every --set. */
 void gs_arch_use_model_clock (GsArch *arch);
 double gs_arch_peak_flops (const GsArch *arch, GsDtype dtype); /* FLOP/s */
 /* Tensor FLOPs per clock per SM that WORK's MMAs of DTYPE reach: the dense

@@ -383,8 +383,7 @@ show_derived_text (const GsArch *a)
   if (a->model_clock_ratio > 0)
     printf ("  %-28s %.0f MHz: %.3f x the sustained clock (gpusim run and "
             "sweep; model_runs)\n", "model-run clock",
-            MIN (gs_arch_clock_mhz (a) * a->model_clock_ratio,
-                 a->clock_boost_mhz), a->model_clock_ratio);
+            gs_arch_model_clock_mhz (a), a->model_clock_ratio);
 }
 
 /* The leaf settings of calibration.fit_error (a group other layers own),
@@ -548,9 +547,7 @@ json_add_derived (JsonBuilder *b, const GsArch *a)
     {
       /* The clock gpusim run and sweep simulate at (model_runs). */
       json_builder_set_member_name (b, "model_run_clock_mhz");
-      json_builder_add_double_value (b, MIN (gs_arch_clock_mhz (a)
-                                             * a->model_clock_ratio,
-                                             a->clock_boost_mhz));
+      json_builder_add_double_value (b, gs_arch_model_clock_mhz (a));
     }
   json_builder_set_member_name (b, "fp32_tflops");
   json_builder_add_double_value (b, boost_peak (a, GS_DTYPE_FP32) / 1e12);
