@@ -80,7 +80,8 @@ sample_new (const GsArch *arch, const GsMeasureRow *row)
   gs_fit_hint (row, &hint);
   if (gs_gemm_select_hint (arch, &s->shape, &hint, &s->measured))
     {
-      s->family = gs_gemm_params_key (s->measured.cfg, s->shape.layout);
+      s->family = gs_gemm_params_key (s->measured.cfg,
+                                      gs_gemm_params_layout (&s->shape));
       s->label = gs_gemm_family_key (s->measured.cfg);
     }
   return s;
@@ -220,8 +221,8 @@ family_params (Ctx *c)
       for (guint i = 0; i < c->train->len && s == NULL; i++)
         if (strcmp (((Sample *) c->train->pdata[i])->family, c->family) == 0)
           s = c->train->pdata[i];
-      GsGemmFamily d = gs_gemm_params_family (c->params, s->measured.cfg,
-                                              s->shape.layout);
+      GsGemmFamily d = gs_gemm_params_family_of (c->params, s->measured.cfg,
+                                                 &s->shape);
       gs_gemm_params_set_family (c->params, c->family, &d);
       f = g_hash_table_lookup (c->params->families, c->family);
     }

@@ -619,7 +619,10 @@ gs_fit_gemm_op (const GsMeasureRow *row, GsOp *op)
    * Linear, but batched. */
   gboolean bmm_nt = strcmp (row->op, "bmm_nt") == 0;
   gboolean bmm = bmm_nt || strcmp (row->op, "bmm") == 0;
-  gboolean linear = strcmp (row->op, "linear") == 0;
+  /* linear_nn: x @ W with W stored [in, out] (GPT-2's Conv1D addmm), a
+   * single GEMM cuBLAS runs "nn". */
+  gboolean linear_nn = strcmp (row->op, "linear_nn") == 0;
+  gboolean linear = linear_nn || strcmp (row->op, "linear") == 0;
   if (!bmm && !linear)
     return FALSE;
   int64_t b = row->B > 0 ? row->B : 1;
@@ -631,7 +634,7 @@ gs_fit_gemm_op (const GsMeasureRow *row, GsOp *op)
   op->m = bmm ? row->M : b * row->M;
   op->n = row->K;
   op->k = row->N;
-  op->layout = bmm && !bmm_nt ? GS_LAYOUT_NN : GS_LAYOUT_TN;
+  op->layout = (bmm && !bmm_nt) || linear_nn ? GS_LAYOUT_NN : GS_LAYOUT_TN;
   op->bias = linear;
   return TRUE;
 }

@@ -142,13 +142,15 @@ set_rows (GsMeasureRow *row, const char *op, const Shape *x)
 }
 
 /* X [..., M, N] times W: a linear layer, NeuSight's columns (B·M rows, N
- * the reduction, K the outputs). */
+ * the reduction, K the outputs).  STORED: W is stored [N, K] and used as
+ * it is (GPT-2's Conv1D, x @ W), which cuBLAS runs "nn" ("linear_nn");
+ * otherwise W is nn.Linear's [K, N], transposed ("linear", "tn"). */
 static gboolean
-set_linear (GsMeasureRow *row, const Shape *x, gint64 k)
+set_linear (GsMeasureRow *row, const Shape *x, gint64 k, gboolean stored)
 {
   if (x->rank < 1 || k <= 0)
     return FALSE;
-  row->op = g_strdup ("linear");
+  row->op = g_strdup (stored ? "linear_nn" : "linear");
   row->B = x->rank >= 2 ? leading (x, 2) : 1;
   row->M = x->rank >= 2 ? x->d[x->rank - 2] : 1;
   row->N = x->d[x->rank - 1];
@@ -284,7 +286,7 @@ map_matmul (Context *c, GsMeasureRow *row, const Shape *a, const Shape *b)
   if (a->rank < 2 || b->rank < 2 || a->d[a->rank - 1] != b->d[b->rank - 2])
     return FALSE;
   if (b->rank == 2)
-    return set_linear (row, a, b->d[1]);
+    return set_linear (row, a, b->d[1], !nt);
   if (a->rank != b->rank)
     return FALSE;                       /* broadcast batches */
   for (int i = 0; i < a->rank - 2; i++)
@@ -345,14 +347,15 @@ map_function (Context *c, GsMeasureRow *row, const char *fn, const Shapes *s,
     return s->n == 2 && map_matmul (c, row, &s->in[0], &s->in[1]);
   if (strcmp (fn, "addmm") == 0)
     {
+      gboolean t = s->n == 3 && recent_has (&c->swapped, &s->in[2]);
       c->swapped.n = 0;
       return s->n == 3 && s->in[1].rank == 2 && s->in[2].rank == 2
              && s->in[1].d[1] == s->in[2].d[0]
-             && set_linear (row, &s->in[1], s->in[2].d[1]);
+             && set_linear (row, &s->in[1], s->in[2].d[1], !t);
     }
   if (strcmp (fn, "linear") == 0)
     return s->n >= 2 && s->in[1].rank == 2
-           && set_linear (row, &s->in[0], s->in[1].d[0]);
+           && set_linear (row, &s->in[0], s->in[1].d[0], FALSE);
   if (strcmp (fn, "softmax") == 0 || strcmp (fn, "_softmax") == 0)
     return s->n >= 1 && set_rows (row, "softmax", &s->in[0]);
   if (strcmp (fn, "layer_norm") == 0)
@@ -388,7 +391,7 @@ map_module (GsMeasureRow *row, const char *target, const Shapes *s,
   for (int i = 0; i < x->rank - 1; i++)
     if (x->d[i] != out->d[i])
       return FALSE;
-  return set_linear (row, x, out->d[out->rank - 1]);
+  return set_linear (row, x, out->d[out->rank - 1], FALSE);
 }
 
 /* ------------------------------------------------------------- reading */

@@ -236,7 +236,7 @@ load_sets (GsFit *fit, gboolean gemm_only, char **files, GPtrArray *sets,
         : g_strdup_printf ("none of the %u rows for device '%s' is", rows,
                            fit->device);
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
-                   "nothing to fit: %s a GEMM row (linear, bmm, bmm_nt) of "
+                   "nothing to fit: %s a GEMM row (linear, linear_nn, bmm, bmm_nt) of "
                    "the training half (%u memory-bound training %s%s); the "
                    "fit needs them for the sustained clock and the GEMM "
                    "library, and would otherwise drop those of %s", which,
@@ -489,7 +489,7 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
     {
       g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
                    "nothing to fit: none of the %u rows for device '%s' is a "
-                   "GEMM (linear, bmm, bmm_nt) of %g ms or more", device_rows,
+                   "GEMM (linear, linear_nn, bmm, bmm_nt) of %g ms or more", device_rows,
                    device, MODEL_RUN_MIN_MS);
       goto out;
     }

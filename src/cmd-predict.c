@@ -48,6 +48,8 @@ static const struct {
   { "bmm", "B batches of [M,N] x [N,K]" },
   { "bmm_nt", "B batches of [M,N] x [K,N]^T" },
   { "linear", "B*M rows of N features through an nn.Linear(N, K)" },
+  { "linear_nn", "B*M rows of N features times a weight stored [N, K], "
+                 "as GPT-2's Conv1D" },
 };
 
 /* What a GEMM row's shape columns mean, for OP (NULL: not a GEMM op). */
@@ -58,6 +60,12 @@ gemm_row_meaning (const char *op)
     if (g_strcmp0 (op, gemm_rows[i].op) == 0)
       return gemm_rows[i].meaning;
   return NULL;
+}
+
+gboolean
+gs_predict_is_linear (const char *op)
+{
+  return g_strcmp0 (op, "linear") == 0 || g_strcmp0 (op, "linear_nn") == 0;
 }
 
 gboolean
@@ -82,7 +90,7 @@ static gboolean
 gemm_row_op (const GsMeasureSet *set, const GsMeasureRow *row, GsOp *op,
              GError **error)
 {
-  gboolean bmm = strcmp (row->op, "linear") != 0;
+  gboolean bmm = !gs_predict_is_linear (row->op);
   const char *need = bmm && row->B <= 0 ? "B" : row->M <= 0 ? "M"
                      : row->N <= 0 ? "N" : row->K <= 0 ? "K" : NULL;
   if (need != NULL)
@@ -236,7 +244,7 @@ gs_predict_row_fits (const GsArch *arch, const GsMeasureSet *set,
   double B = dim (row->B), M = dim (row->M), N = dim (row->N);
   double K = dim (row->K), H = dim (row->H), elems;
   if (gemm_row_meaning (row->op) != NULL)   /* a linear's weight is one */
-    elems = B * M * K + (g_strcmp0 (row->op, "linear") ? B : 1) * N * K
+    elems = B * M * K + (gs_predict_is_linear (row->op) ? 1 : B) * N * K
             + B * M * N;
   else
     elems = 2 * B * H;                   /* input and output */

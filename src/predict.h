@@ -38,9 +38,12 @@ typedef struct {
 
 void gs_prediction_clear (GsPrediction *p);
 
-/* Whether OP names an op a row can give (bmm, bmm_nt, linear, ln, softmax
- * and the pointwise ops), and their names, comma-separated (g_free). */
+/* Whether OP names an op a row can give (bmm, bmm_nt, linear, linear_nn,
+ * ln, softmax and the pointwise ops), and their names, comma-separated
+ * (g_free). */
 gboolean gs_predict_is_op (const char *op);
+/* Whether OP is a single GEMM against one weight: linear or linear_nn. */
+gboolean gs_predict_is_linear (const char *op);
 char *gs_predict_op_names (void);
 
 /* The op of ROW (read from SET's file).  Errors (GS_ERROR_INPUT) name

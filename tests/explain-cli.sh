@@ -177,7 +177,7 @@ for op in $(echo "$known" | tr -d ,); do
   case $op in
     attention) spec="attention B=1 H=1 M=64 K=64" ;;
     bmm|bmm_nt) spec="$op B=1 M=64 N=64 K=64" ;;
-    linear) spec="$op B=1 M=64 N=64 K=64" ;;
+    linear|linear_nn) spec="$op B=1 M=64 N=64 K=64" ;;
     *) spec="$op B=64 H=64" ;;
   esac
   "$GPUSIM" explain --arch h100 --op "$spec" > /dev/null 2>&1 || bad="$bad $op"

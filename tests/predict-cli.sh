@@ -8,7 +8,7 @@ J="$GS_BUILDDIR/tests/jsonq"
 A=test-gpu.cfg
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..27"
+echo "1..29"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -185,3 +185,16 @@ check 27 "--spec-only predicts from the spec sheet" sh -c "
   test $rc = 0 &&
   test \$(wc -l < '$tmp/spec27.csv') = \$(wc -l < '$tmp/cal27.csv') &&
   ! cmp -s '$tmp/spec27.csv' '$tmp/cal27.csv'"
+
+# 28. linear_nn: a weight used as stored (GPT-2's Conv1D, x @ W) runs
+#     cuBLAS's "nn" kernels, a Linear's transposed weight "tn"; the same
+#     shape columns.
+check 28 "linear runs a _tn kernel, linear_nn an _nn one" sh -c "
+  sed -n 4p '$tmp/l.csv' | grep -q '^linear,linear,.*_tn,' &&
+  sed -n 5p '$tmp/l.csv' | grep -q '^conv1d,linear_nn,.*_nn,'"
+
+# 29. A batched tn GEMM (bmm_nt) takes the batched rules' tile: the same
+#     kernel as the bmm of its shape, run tn.
+check 29 "bmm_nt runs bmm's tile" sh -c "
+  nn=\$(sed -n 2p '$tmp/l.csv' | grep -o 'ampere_sgemm_[0-9x]*_nn') &&
+  sed -n 3p '$tmp/l.csv' | grep -q \"\${nn%_nn}_tn,\""

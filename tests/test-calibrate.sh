@@ -118,7 +118,7 @@ run 1 "no GEMM training rows" --arch a100-pcie-80gb -o "$T/bad.cfg" \
 # Counts of one are singular: one row, one row not fitted.
 printf 'device,op,B,H,latency_ms\na100-pcie-80gb,add,64,64,0.01\n' > "$T/one.csv"
 run 1 "one memory-bound row" --arch a100-pcie-80gb -o "$T/bad.cfg" "$T/one.csv"
-grep -q "^gpusim calibrate: nothing to fit: the one row for device 'a100-pcie-80gb' is not a GEMM row (linear, bmm, bmm_nt) of the training half (1 memory-bound training row); " "$T/err"
+grep -q "^gpusim calibrate: nothing to fit: the one row for device 'a100-pcie-80gb' is not a GEMM row (linear, linear_nn, bmm, bmm_nt) of the training half (1 memory-bound training row); " "$T/err"
 check $? "one row: 'the one row', '1 memory-bound training row'"
 { cat "$T/small.csv"; echo "a100-pcie-80gb,dram_read,,,,,,,,,,,,268435456,0.2"; } \
   > "$T/one-unfitted.csv"

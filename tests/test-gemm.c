@@ -1547,6 +1547,59 @@ test_spec_batched_rule (void)
   g_assert_cmpfloat (f.eff_compute, <, 0.98);
 }
 
+/* A single nn GEMM (Conv1D, an input gradient) runs with the tn family's
+ * fitted parameters where there are any: the nn families are fitted on
+ * batched rows, the tn ones on single GEMMs.  A batched nn GEMM keeps its
+ * own, a batched tn one (q @ k^T, bmm_nt) takes the nn family's; without
+ * the other layout's entry a GEMM falls back to its own layout's
+ * parameters, not to the defaults. */
+static void
+test_params_layout (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  const GsGemmCfg *cfg = gs_gemm_cfg_find (GS_GEMM_GEN_AMPERE,
+                                           GS_DTYPE_FP32, "simt_128x64");
+  g_assert_nonnull (cfg);
+  GsGemmFamily nn = { .eff_compute = 0.6, .eff_memory = 1, .ilp = 4,
+                      .block_fixed_ns = 5000 };
+  GsGemmFamily tn = { .eff_compute = 0.9, .eff_memory = 1, .ilp = 4,
+                      .block_fixed_ns = 100 };
+  g_autofree char *nn_key = gs_gemm_params_key (cfg, GS_LAYOUT_NN);
+  g_autofree char *tn_key = gs_gemm_params_key (cfg, GS_LAYOUT_TN);
+  gs_gemm_params_set_family (p, nn_key, &nn);
+
+  GsGemmShape single, batched, scores, linear;
+  shape (&single, 4096, 3840, 1280, 1, GS_DTYPE_FP32, GS_LAYOUT_NN);
+  shape (&batched, 1024, 1024, 64, 80, GS_DTYPE_FP32, GS_LAYOUT_NN);
+  shape (&scores, 1024, 1024, 64, 80, GS_DTYPE_FP32, GS_LAYOUT_TN);
+  shape (&linear, 4096, 3840, 1280, 1, GS_DTYPE_FP32, GS_LAYOUT_TN);
+  g_assert_cmpint (gs_gemm_params_layout (&single), ==, GS_LAYOUT_TN);
+  g_assert_cmpint (gs_gemm_params_layout (&batched), ==, GS_LAYOUT_NN);
+  g_assert_cmpint (gs_gemm_params_layout (&scores), ==, GS_LAYOUT_NN);
+  g_assert_cmpint (gs_gemm_params_layout (&linear), ==, GS_LAYOUT_TN);
+  g_assert_cmpfloat (gs_gemm_params_family_of (p, cfg, &single).eff_compute,
+                     ==, 0.6);
+  gs_gemm_params_set_family (p, tn_key, &tn);
+  g_assert_cmpfloat (gs_gemm_params_family_of (p, cfg, &single).eff_compute,
+                     ==, 0.9);
+  g_assert_cmpfloat (gs_gemm_params_family_of (p, cfg, &batched).eff_compute,
+                     ==, 0.6);
+  g_assert_cmpfloat (gs_gemm_params_family_of (p, cfg, &scores).eff_compute,
+                     ==, 0.6);
+  g_assert_cmpfloat (gs_gemm_params_family_of (p, cfg, &linear).eff_compute,
+                     ==, 0.9);
+
+  /* The kernel still runs nn (its name and registers), at tn's pace. */
+  GsGemmChoice c = { cfg, 1 };
+  g_autoptr (GArray) k = g_array_new (FALSE, TRUE, sizeof (GsKernel));
+  g_array_set_clear_func (k, (GDestroyNotify) gs_kernel_clear);
+  gs_gemm_build (a, p, &single, &c, k);
+  GsKernel *kn = &g_array_index (k, GsKernel, 0);
+  g_assert_nonnull (strstr (kn->name, "_nn"));
+  g_assert_cmpfloat (kn->eff_compute, ==, 0.9);
+}
+
 /* The sustained clock of a GPU never calibrated: the fitted GPUs' median
  * share of the boost clock (0.906) with its own power connector, the boost clock without a board power
  * (the teaching GPU's round numbers stay), the boost clock again when a
@@ -1652,6 +1705,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/spec-dram-eff", test_spec_dram_eff);
   g_test_add_func ("/gemm/spec-batched-rule", test_spec_batched_rule);
   g_test_add_func ("/gemm/spec-clock", test_spec_clock);
+  g_test_add_func ("/gemm/params-layout", test_params_layout);
   g_test_add_func ("/gemm/spec-leave-one-out", test_spec_leave_one_out);
   return g_test_run ();
 }

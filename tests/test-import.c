@@ -403,9 +403,11 @@ test_ops_gpt2 (void)
   g_autoptr (GsMeasureSet) set = gs_import_neusight_ops (path, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (rows_with_op (set), ==, 21);
-  /* Conv1D traced as addmm(bias, x2d, W). */
+  /* Conv1D traced as addmm(bias, x2d, W): W used as stored, an nn GEMM;
+   * the head is an nn.Linear module, tn. */
   GsMeasureRow *r = node_row (set, "addmm");
-  g_assert_cmpstr (r->op, ==, "linear");
+  g_assert_cmpstr (r->op, ==, "linear_nn");
+  g_assert_cmpstr (node_row (set, "lm_head")->op, ==, "linear");
   g_assert_null (r->device);
   assert_shape (r, 1, 4096, 1280, 3840, -1);
   assert_shape (node_row (set, "lm_head"), 4, 1024, 1280, 50257, -1);

@@ -693,7 +693,7 @@ gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
   int split = MAX (1, choice->split);
   Geometry g;
   geometry (cfg, s, split, &g);
-  GsGemmFamily fam = gs_gemm_params_family (p, cfg, s->layout);
+  GsGemmFamily fam = gs_gemm_params_family_of (p, cfg, s);
   int bps = MAX (1, gs_gemm_blocks_per_sm (arch, cfg, s->layout));
 
   GsKernel k;

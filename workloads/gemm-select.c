@@ -99,7 +99,7 @@ static Candidate
 candidate (const GsArch *arch, const GsGemmParams *p, const GsGemmShape *s,
            const GsGemmCfg *cfg)
 {
-  GsGemmFamily fam = gs_gemm_params_family (p, cfg, s->layout);
+  GsGemmFamily fam = gs_gemm_params_family_of (p, cfg, s);
   double peak = gs_arch_peak_flops (arch, s->dtype) / arch->sm_count;
   double eff = fam.eff_compute > 0 ? fam.eff_compute : 1.0;
   Candidate c = { cfg, gs_gemm_blocks_per_sm (arch, cfg, s->layout),
@@ -295,6 +295,26 @@ gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
       tree = t != NULL && gs_gemm_tree_size (t) > 0 ? t : NULL;
       g_free (key);
       key = tn_key;
+    }
+  /* The mirror case: a batched tn GEMM (attention's q @ k^T on a
+   * transposed view, bmm_nt) is a batch of small products like the
+   * measured bmm rows, not one large product like the tn rules' linear
+   * layers; it takes the batched nn rules where there are any
+   * (gs_gemm_params_layout says why). */
+  else if (s->batch > 1 && s->layout == GS_LAYOUT_TN && p->trees != NULL)
+    {
+      GsGemmShape nn = *s;
+      nn.layout = GS_LAYOUT_NN;
+      char *nn_key = gs_gemm_selector_key (&nn);
+      const GsGemmTree *t = g_hash_table_lookup (p->trees, nn_key);
+      if (t != NULL && gs_gemm_tree_size (t) > 0)
+        {
+          tree = t;
+          g_free (key);
+          key = nn_key;
+        }
+      else
+        g_free (nn_key);
     }
   double f[GS_GEMM_N_FEATURES];
   gs_gemm_features (arch, s, f);

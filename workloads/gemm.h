@@ -129,6 +129,15 @@ gboolean gs_gemm_params_load (GsGemmParams *p, const GsArch *arch,
  * layout ("simt_128x64"), else the documented defaults for its kind. */
 GsGemmFamily gs_gemm_params_family (const GsGemmParams *p,
                                     const GsGemmCfg *cfg, GsLayout layout);
+/* The layout whose fitted parameters a GEMM of shape S runs with: tn for
+ * a single nn GEMM (Conv1D, input gradients), nn for a batched tn one
+ * (bmm_nt), else its own. */
+GsLayout gs_gemm_params_layout (const GsGemmShape *s);
+/* The family's parameters for shape S: those of gs_gemm_params_layout
+ * where fitted, else gs_gemm_params_family's for S's own layout. */
+GsGemmFamily gs_gemm_params_family_of (const GsGemmParams *p,
+                                       const GsGemmCfg *cfg,
+                                       const GsGemmShape *s);
 /* The key fitted parameters are stored under: "simt_128x64_tn". */
 char *gs_gemm_params_key (const GsGemmCfg *cfg, GsLayout layout);
 /* Latency of an op measured alone from its kernels' GPU time, us. */

@@ -196,6 +196,47 @@ gs_gemm_params_family (const GsGemmParams *p, const GsGemmCfg *cfg,
   return f ? *f : family_default (cfg);
 }
 
+/* A single (unbatched) nn GEMM takes the tn family's fitted parameters
+ * where there are any.  The measurements' nn rows are batched products
+ * (bmm); their families' efficiencies and per-block costs are fitted on
+ * many small matrices, not one large one, which runs as nn.Linear's tn
+ * kernels do: against NeuSight's whole-model per-op profiles of GPT-2's
+ * Conv1D addmm (x @ W, an nn GEMM) the nn kernel predicts a median 0.992
+ * of the measured time on the H100 with the tn families' parameters and
+ * 0.963 with the nn families'; the tn parameters come nearer on five GPUs
+ * of six and tie on the sixth (docs/kernel-library.md).  The mirror case,
+ * a batched tn GEMM (attention's q @ k^T on a transposed view, bmm_nt),
+ * takes the nn families' parameters: a batch of small products with the
+ * per-block costs of the measured bmm rows, where the tn families, fitted
+ * on Linear layers reducing over 512 and more, put the H100's at 2 ns
+ * and predicted OPT-1.3B's 4.02 ms score GEMM at 2.73.  The tile choice
+ * follows the same rules (gs_gemm_select_votes); registers, shared memory
+ * and the operands' load pattern stay the layout's own. */
+GsLayout
+gs_gemm_params_layout (const GsGemmShape *s)
+{
+  if (s->batch == 1 && s->layout == GS_LAYOUT_NN)
+    return GS_LAYOUT_TN;
+  if (s->batch > 1 && s->layout == GS_LAYOUT_TN)
+    return GS_LAYOUT_NN;
+  return s->layout;
+}
+
+GsGemmFamily
+gs_gemm_params_family_of (const GsGemmParams *p, const GsGemmCfg *cfg,
+                          const GsGemmShape *s)
+{
+  GsLayout l = gs_gemm_params_layout (s);
+  if (p != NULL && l != s->layout)
+    {
+      g_autofree char *key = gs_gemm_params_key (cfg, l);
+      const GsGemmFamily *f = g_hash_table_lookup (p->families, key);
+      if (f != NULL)
+        return *f;
+    }
+  return gs_gemm_params_family (p, cfg, s->layout);
+}
+
 double
 gs_gemm_latency_us (const GsGemmParams *p, GsGemmClass c, double gpu_us)
 {
