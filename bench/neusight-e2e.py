@@ -16,6 +16,18 @@ their GEMMs (gpusim calibrate --model-runs).  --held-out refits that ratio
 for every run without its own profile, so that no run is predicted with a
 ratio its own measurements helped fit.
 
+The last column, "profile%", is the run's own per-op profile summed (its
+layer-0 ops times the run's num_layer, plus the ops outside the layers;
+forward and backward in training) against the measured end-to-end time:
+a check of the data, not of gpusim.  Each profiled op's time includes the
+profiler's own cost (about 6-10 us an op: eval-mode dropout, a no-op,
+reads 0.0095 ms on the H100), so small-op runs sum above their end-to-end
+time (the A100 40GB's BERT-Large and GPT2-Large b4 runs: +46 to +54%,
+taken in another setting than their end-to-end times); a run whose profile
+sums far below it (five of the A100 80GB's eight profiled training runs:
+-8.5 to -17.5%) recorded time its own ops do not account for.  Compiled
+runs and Switch have no profile ("-").
+
 "-fusion" runs are torch.compile'd (gpusim --runtime compiled); "train" runs
 are forward, loss and backward (--mode training).  The L4 has no Switch
 Transformer run that fits; it is skipped, as are runs of other GPUs,
@@ -30,6 +42,8 @@ bare git directory, read with `git show`).  Python 3 standard library only.
 
 import argparse
 import concurrent.futures
+import csv
+import io
 import json
 import os
 import re
@@ -78,6 +92,27 @@ class Checkout:
             with open(os.path.join(self.path, LABELS, gpu, name)) as f:
                 return f.read()
         return self._git("show", f"HEAD:{LABELS}/{gpu}/{name}")
+
+
+LAYER0 = re.compile(r"\.(h|layer|layers|block)\.0[.'\]]")
+
+
+def profile_sum(src, gpu, name):
+    """Run NAME's per-op profile summed over the model, ms, or None."""
+    if name.endswith("-fusion") or name + ".csv" not in src.list(gpu):
+        return None
+    layers = json.loads(src.read(gpu, name + ".json")).get("num_layer")
+    if not layers:
+        return None
+    csv.field_size_limit(1 << 30)
+    layer = rest = 0.0
+    for row in csv.DictReader(io.StringIO(src.read(gpu, name + ".csv"))):
+        t = sum(float(row.get(c) or 0) for c in ("fw_latency", "bw_latency"))
+        if LAYER0.search(row.get("meta", "")):
+            layer += t
+        else:
+            rest += t
+    return rest + layers * layer if layer > 0 else None
 
 
 def held_out_ratio(args, runs_dir, arch, name):
@@ -142,7 +177,7 @@ def main():
                 continue
             label = json.loads(src.read(gpu, name))["e2e_latency"]
             runs.append((arch, model, mode, seq, batch, bool(fusion),
-                         name[:-5], label))
+                         name[:-5], label, profile_sum(src, gpu, name[:-5])))
     if not runs:
         sys.exit(f"no runs under {args.checkout}/{LABELS}")
 
@@ -152,9 +187,11 @@ def main():
     per_gpu = {}
     failed = 0
     print(f"{'gpu':16s} {'run':32s} {'measured':>10s} {'predicted':>10s} "
-          f"{'error%':>8s}")
+          f"{'error%':>8s} {'profile%':>9s}")
     for run, (pred, why) in zip(runs, results):
-        arch, name, label = run[0], run[6], run[7]
+        arch, name, label, prof = run[0], run[6], run[7], run[8]
+        own = (f"{(prof - label) / label * 100:+9.2f}" if prof
+               else f"{'-':>9s}")
         if pred is None:
             failed += 1
             print(f"{arch:16s} {name:32s} {label:10.2f} {'-':>10s} "
@@ -162,7 +199,8 @@ def main():
             continue
         err = (pred - label) / label * 100
         per_gpu.setdefault(arch, []).append(abs(err))
-        print(f"{arch:16s} {name:32s} {label:10.2f} {pred:10.2f} {err:+8.2f}")
+        print(f"{arch:16s} {name:32s} {label:10.2f} {pred:10.2f} {err:+8.2f} "
+              f"{own}")
     print()
     print(f"{'gpu':16s} {'runs':>5s} {'MAPE%':>7s} {'worst%':>7s}")
     every = []
