@@ -272,49 +272,35 @@ guint
 gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
                       const GsGemmShape *s, GsGemmChoice *votes)
 {
-  char *key = gs_gemm_selector_key (s);
-  const GsGemmTree *tree = p->trees ? g_hash_table_lookup (p->trees, key)
-                                    : NULL;
-  /* The measurements' nn rows are all batched (bmm); a single nn GEMM
+  /* The rules are those of the layout whose fits the shape runs with
+   * (gs_gemm_params_layout): the measurements' nn rows are all batched
+   * (bmm), their tn rows single GEMMs (nn.Linear).  A single nn GEMM
    * (GPT-2's Conv1D: x @ W with W as stored, and every input-gradient
    * GEMM of a backward) is a plain matrix product whose tile choice
-   * follows the tn rules fitted on nn.Linear.  Only the tile
-   * configuration comes from there: the kernel still runs nn.  Without tn
-   * rules the heuristic decides, never the batched nn rules: those do not
+   * follows the tn rules; a batched tn GEMM (attention's q @ k^T on a
+   * transposed view, bmm_nt) is a batch of small products that follows
+   * the nn ones.  Only the tile configuration comes from there: the
+   * kernel still runs its own layout.  Without tn rules a single nn GEMM
+   * goes to the heuristic, never to the batched nn rules: those do not
    * hold at batch 1 (the A100 40GB's five batch-1 bmm rows ran 128x32,
    * 32x128 and 32x32_sliced1x4, while its batched rows ran 128x128 3077
    * times in 3082), and a spec-only GPU's one-leaf 128x128 rule
    * (gemm-spec.c) gave the 1024 x 32128-deep input gradient of a 32k
-   * vocabulary's head 32 blocks on the A100's 108 SMs. */
-  if (s->batch == 1 && s->layout == GS_LAYOUT_NN && p->trees != NULL)
+   * vocabulary's head 32 blocks on the A100's 108 SMs.  Without nn rules
+   * a batched tn GEMM keeps its own. */
+  GsGemmShape rules = *s;
+  rules.layout = gs_gemm_params_layout (s);
+  char *key = gs_gemm_selector_key (&rules);
+  const GsGemmTree *tree = p->trees ? g_hash_table_lookup (p->trees, key)
+                                    : NULL;
+  if (tree != NULL && gs_gemm_tree_size (tree) == 0)
+    tree = NULL;
+  if (tree == NULL && rules.layout != s->layout && s->batch > 1
+      && p->trees != NULL)
     {
-      GsGemmShape tn = *s;
-      tn.layout = GS_LAYOUT_TN;
-      char *tn_key = gs_gemm_selector_key (&tn);
-      const GsGemmTree *t = g_hash_table_lookup (p->trees, tn_key);
-      tree = t != NULL && gs_gemm_tree_size (t) > 0 ? t : NULL;
       g_free (key);
-      key = tn_key;
-    }
-  /* The mirror case: a batched tn GEMM (attention's q @ k^T on a
-   * transposed view, bmm_nt) is a batch of small products like the
-   * measured bmm rows, not one large product like the tn rules' linear
-   * layers; it takes the batched nn rules where there are any
-   * (gs_gemm_params_layout says why). */
-  else if (s->batch > 1 && s->layout == GS_LAYOUT_TN && p->trees != NULL)
-    {
-      GsGemmShape nn = *s;
-      nn.layout = GS_LAYOUT_NN;
-      char *nn_key = gs_gemm_selector_key (&nn);
-      const GsGemmTree *t = g_hash_table_lookup (p->trees, nn_key);
-      if (t != NULL && gs_gemm_tree_size (t) > 0)
-        {
-          tree = t;
-          g_free (key);
-          key = nn_key;
-        }
-      else
-        g_free (nn_key);
+      key = gs_gemm_selector_key (s);
+      tree = g_hash_table_lookup (p->trees, key);
     }
   double f[GS_GEMM_N_FEATURES];
   gs_gemm_features (arch, s, f);
