@@ -12,7 +12,8 @@ time is fitted or kept in this repository (they are what its accuracy is
 judged on).  The per-op profiles of one layer that come with most runs
 (the .csv beside the .json) are kept, imported, in
 data/neusight/model-runs: each GPU's model_runs.clock_ratio is fitted on
-their GEMMs (gpusim calibrate --model-runs).  --held-out refits that ratio
+their GEMMs and its model_runs.host_ratio on their nodes that launch no
+kernel (gpusim calibrate --model-runs).  --held-out refits both ratios
 for every run without its own profile, so that no run is predicted with a
 ratio its own measurements helped fit.
 
@@ -116,7 +117,8 @@ def profile_sum(src, gpu, name):
 
 
 def held_out_ratio(args, runs_dir, arch, name):
-    """ARCH's model_runs.clock_ratio fitted without run NAME's profile."""
+    """ARCH's model_runs.clock_ratio and host_ratio fitted without run
+    NAME's profile."""
     d = os.path.join(runs_dir, arch)
     own = re.sub(r"-fusion$", "", name) + ".csv.gz"
     files = sorted(os.path.join(d, f) for f in os.listdir(d)
@@ -124,7 +126,9 @@ def held_out_ratio(args, runs_dir, arch, name):
     p = subprocess.run([args.gpusim, "calibrate", "--arch", arch,
                         "--model-runs", "-o", os.devnull] + files,
                        capture_output=True, text=True, check=True)
-    return re.search(r"model-run clock: ([0-9.]+) x", p.stdout).group(1)
+    clock = re.search(r"model-run clock: ([0-9.]+) x", p.stdout).group(1)
+    host = re.search(r"model-run host: ([0-9.]+) x", p.stdout)
+    return clock, host.group(1) if host else "0"
 
 
 def predict(args, models_dir, run):
@@ -139,8 +143,9 @@ def predict(args, models_dir, run):
         cmd.append("--spec-only")
     elif args.held_out:
         runs_dir = os.path.join(models_dir, "..", "model-runs")
-        ratio = held_out_ratio(args, runs_dir, arch, run[6])
-        cmd += ["--set", "model_runs.clock_ratio=" + ratio]
+        clock, host = held_out_ratio(args, runs_dir, arch, run[6])
+        cmd += ["--set", "model_runs.clock_ratio=" + clock,
+                "--set", "model_runs.host_ratio=" + host]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
@@ -154,7 +159,7 @@ def main():
     ap.add_argument("--spec-only", action="store_true",
                     help="predict each GPU from its spec sheet alone")
     ap.add_argument("--held-out", action="store_true",
-                    help="refit each GPU's model-run clock ratio without "
+                    help="refit each GPU's model-run clock and host ratios without "
                     "the run's own per-op profile")
     ap.add_argument("--arch", action="append",
                     help="only these GPUs (gpusim names); repeatable")

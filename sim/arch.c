@@ -151,6 +151,10 @@ static const GsParam arch_params[] = {
     0, NULL, 0, 10, 0, "SM clock in whole-model runs (gpusim run, sweep) "
     "over the sustained clock of ops measured alone (0: the same; gpusim "
     "calibrate --model-runs fits it)" },
+  { "model_runs.host_ratio", GS_PARAM_DOUBLE, OFF (model_host_ratio), "",
+    0, NULL, 0, 100, 0, "host (CPU) time of whole-model runs' Python, "
+    "dispatch and launches over the reference host's (0: the same; gpusim "
+    "calibrate --model-runs fits it from the ops that launch no kernel)" },
   { "model_runs.source", GS_PARAM_STRING, OFF (model_runs_source), "", NAN,
     "", 0, 0, 0, "the per-op model-run measurements the ratio was fitted "
     "on" },
@@ -755,6 +759,12 @@ gs_arch_model_clock_mhz (const GsArch *a)
    * cannot make a faster GPU than the spec sheet's. */
   return MIN (gs_arch_clock_mhz (a) * a->model_clock_ratio,
               a->clock_boost_mhz);
+}
+
+double
+gs_arch_host_ratio (const GsArch *a)
+{
+  return a->model_host_ratio > 0 ? a->model_host_ratio : 1.0;
 }
 
 void

@@ -103,6 +103,9 @@ struct GsArch {
    * --model-runs): the SM clock the GPU sustains while it runs a model, as
    * a ratio to the one its ops measured alone imply (0: the same). */
   double model_clock_ratio;
+  /* ... and the host (CPU) time of the machine that ran them, as a ratio
+   * to the host the eager cost table describes (0: the same). */
+  double model_host_ratio;
   char *model_runs_source; /* the per-op model-run measurements it came from */
   int model_runs_rows;     /* GEMM rows the fit used */
   gboolean model_clock_used; /* gs_arch_use_model_clock applied it */
@@ -212,6 +215,9 @@ double gs_arch_model_clock_mhz (const GsArch *arch);
  * gs_arch_model_clock_mhz, once; a no-op without a ratio (a GPU never
  * measured in model runs, --spec-only).  Call it after every --set. */
 void gs_arch_use_model_clock (GsArch *arch);
+/* The factor on the runtimes' host costs (workloads/runtime-host.c) in
+ * model runs: model_runs.host_ratio, 1 when it is 0 (not fitted). */
+double gs_arch_host_ratio (const GsArch *arch);
 double gs_arch_peak_flops (const GsArch *arch, GsDtype dtype); /* FLOP/s */
 /* Tensor FLOPs per clock per SM that WORK's MMAs of DTYPE reach: the dense
  * rate, times tensor.mma_sync_share unless they are wgmma (0: none). */

@@ -384,6 +384,10 @@ show_derived_text (const GsArch *a)
     printf ("  %-28s %.0f MHz: %.3f x the sustained clock (gpusim run and "
             "sweep; model_runs)\n", "model-run clock",
             gs_arch_model_clock_mhz (a), a->model_clock_ratio);
+  if (a->model_host_ratio > 0)
+    printf ("  %-28s %.3f x the reference host's Python, dispatch and "
+            "launch time (model_runs)\n", "model-run host",
+            a->model_host_ratio);
 }
 
 /* The leaf settings of calibration.fit_error (a group other layers own),
@@ -549,6 +553,9 @@ json_add_derived (JsonBuilder *b, const GsArch *a)
       json_builder_set_member_name (b, "model_run_clock_mhz");
       json_builder_add_double_value (b, gs_arch_model_clock_mhz (a));
     }
+  /* The factor on the host costs of gpusim run and sweep (model_runs). */
+  json_builder_set_member_name (b, "model_run_host_ratio");
+  json_builder_add_double_value (b, gs_arch_host_ratio (a));
   json_builder_set_member_name (b, "fp32_tflops");
   json_builder_add_double_value (b, boost_peak (a, GS_DTYPE_FP32) / 1e12);
   json_builder_set_member_name (b, "sustained_fp32_tflops");

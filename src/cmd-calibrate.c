@@ -22,6 +22,7 @@
 #include "sim/arch.h"
 #include "sim/error.h"
 #include "workloads/mem-model.h"
+#include "workloads/model.h"
 
 #include <glib/gstdio.h>
 #include <math.h>
@@ -76,7 +77,8 @@ parse_args (int *argc, char ***argv, CalibrateArgs *a, GError **error)
       "run only the GEMM fitter", NULL },
     { "model-runs", 0, 0, G_OPTION_ARG_NONE, &a->model_runs,
       "the MEASUREMENTS are ops timed inside whole-model runs: fit only "
-      "model_runs.clock_ratio, the clock of model runs over BASE's", NULL },
+      "the model_runs group (the clock of model runs over BASE's, and "
+      "their host's speed)", NULL },
     { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &a->files,
       NULL, NULL },
     { NULL }
@@ -118,7 +120,7 @@ parse_args (int *argc, char ***argv, CalibrateArgs *a, GError **error)
   if (a->model_runs && (a->gemm_only || a->no_clock || a->rounds))
     {
       g_set_error (error, GS_ERROR, GS_ERROR_USAGE,
-                   "--model-runs fits model_runs.clock_ratio alone, on "
+                   "--model-runs fits the model_runs group alone, on "
                    "BASE's calibration: --%s does not apply",
                    a->gemm_only ? "gemm-only" : a->no_clock ? "no-clock"
                    : "rounds");
@@ -385,6 +387,16 @@ probe_clock (const GsArch *arch, const CalibrateArgs *a, GPtrArray *sets,
  * ratio: below it an op's host cost and the library's launch overheads,
  * which a model run hides, weigh in its time. */
 #define MODEL_RUN_MIN_MS 0.5
+/* No-kernel nodes the host ratio needs at the least (a profile of one
+ * layer has a dozen or more). */
+#define MODEL_RUN_MIN_FLOOR_NODES 5
+
+static gint
+cmp_double (gconstpointer pa, gconstpointer pb)
+{
+  double a = *(const double *) pa, b = *(const double *) pb;
+  return (a > b) - (a < b);
+}
 
 typedef struct {
   const GsArch *arch;      /* BASE, at its own sustained clock */
@@ -454,8 +466,10 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
                  g_ptr_array_new (), g_ptr_array_new (), NULL, NULL };
   guint device_rows = 0;
   gboolean ok = FALSE;
+  g_autoptr (GArray) floor_us = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (GString) src = g_string_new ("");
   g_autofree char *quoted = NULL, *group = NULL, *fitted = NULL;
+  g_autofree char *host = NULL, *host_line = NULL;
   for (char **f = a->files; *f; f++)
     {
       GsMeasureSet *set = gs_import_load (*f, GS_IMPORT_AUTO, NULL, TRUE,
@@ -472,6 +486,14 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
           if (r->device == NULL || strcmp (r->device, device) != 0)
             continue;
           device_rows++;
+          if ((r->op == NULL || *r->op == '\0') && r->latency_ms > 0
+              && gs_model_host_floor_node (
+                   gs_measure_get_cell (set, r, "fx_op"),
+                   gs_measure_get_cell (set, r, "fx_target")))
+            {
+              double us = r->latency_ms * 1e3;
+              g_array_append_val (floor_us, us);
+            }
           if (r->latency_ms < MODEL_RUN_MIN_MS || !gs_fit_gemm_op (r, &o))
             continue;
           gs_op_clear (&o);
@@ -516,18 +538,36 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
                             (const char *) files->pdata[i]);
   g_string_append_printf (src, " (device %s)", device);
   quoted = g_strescape (src->str, NULL);
+  /* The host: the median no-kernel node over the reference host's. */
+  double median = 0, host_ratio = 0;
+  if (floor_us->len >= MODEL_RUN_MIN_FLOOR_NODES)
+    {
+      g_array_sort (floor_us, cmp_double);
+      guint n = floor_us->len;
+      double *v = (double *) floor_us->data;
+      median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+      host_ratio = median / GS_MODEL_HOST_FLOOR_US;
+      host = g_strdup_printf (
+        "# The host: its no-kernel nodes (size, view, permute, transpose,\n"
+        "# dim) take %.2f us at the median of %u, %.2f on the host the\n"
+        "# runtimes' costs describe.\n", median, n, GS_MODEL_HOST_FLOOR_US);
+      host_line = g_strdup_printf ("  host_ratio = %.4f;\n", host_ratio);
+    }
   group = g_strdup_printf (
     "# The SM clock of whole-model runs (gpusim run, sweep) over the\n"
     "# calibration's: fitted by `gpusim calibrate --model-runs` (%s) on\n"
     "# %u GEMMs of %g ms or more timed inside model runs, %.1f MHz where\n"
     "# ops alone run at %.1f.  Mean absolute log error %.3f at ratio 1,\n"
     "# %.3f fitted; without any one file the fit gives %.3f to %.3f.\n"
+    "%s"
     "model_runs = {\n"
     "  clock_ratio = %.4f;\n"
+    "%s"
     "  source = \"%s\";\n"
     "  rows = %u;\n"
     "};\n", date, c.rows->len, MODEL_RUN_MIN_MS, c.clock_mhz * ratio,
-    c.clock_mhz, before, after, lo, hi, ratio, quoted, c.rows->len);
+    c.clock_mhz, before, after, lo, hi, host ? host : "", ratio,
+    host_line ? host_line : "", quoted, c.rows->len);
   const char *out = a->output ? a->output : arch->file;
   fitted = gs_fit_splice_model_runs (text, arch->file, out, group);
   if (!write_output (a->output, fitted, error))
@@ -537,6 +577,11 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
            "%u (mean |log error| %.3f -> %.3f; without any one file "
            "%.4f..%.4f)\n", ratio, c.clock_mhz, c.clock_mhz * ratio,
            c.rows->len, device_rows, before, after, lo, hi);
+  if (host_ratio > 0)
+    fprintf (a->output ? stdout : stderr,
+             "model-run host: %.4f x the reference host (median no-kernel "
+             "node %.2f us of %u, reference %.2f us)\n", host_ratio, median,
+             floor_us->len, GS_MODEL_HOST_FLOOR_US);
   ok = TRUE;
 out:
   g_clear_error (&c.error);

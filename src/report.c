@@ -387,6 +387,9 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
   if (a->model_clock_used)
     fprintf (out, "; model runs at %.2f x the calibrated clock",
              a->model_clock_ratio);
+  if (prog->model && a->model_host_ratio > 0)
+    fprintf (out, ", the host at %.2f x the reference host",
+             a->model_host_ratio);
   if (a->spec_clock && gs_arch_clock_mhz (a) != a->clock_boost_mhz)
     fprintf (out, "\n  clock: the sustained clock estimated from %.0f W of "
              "board power (boost %.0f MHz; gpusim-arch(5))", a->tdp_w,

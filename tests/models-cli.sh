@@ -519,7 +519,8 @@ if "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training \
    "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training \
      --runtime compiled --format json > "$tmp/lc.json" 2>> "$tmp/err" &&
    grep -q ',loss,' "$tmp/lc.csv" && ! grep ',loss,' "$tmp/lc.csv" | grep -q triton_ &&
-   [ "$("$J" "$tmp/le.json" loss_ms)" = "$("$J" "$tmp/lc.json" loss_ms)" ]; then
+   awk -v a="$("$J" "$tmp/le.json" loss_ms)" -v b="$("$J" "$tmp/lc.json" loss_ms)" \
+     'BEGIN { d = a - b; exit !(a > 0 && d < 1e-9 && d > -1e-9) }'; then
   ok "compiled training's loss runs eager kernels"
 else
   grep ',loss,' "$tmp/lc.csv" > "$tmp/err" 2>/dev/null

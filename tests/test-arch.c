@@ -477,7 +477,8 @@ static const char base_text[] =
 
 /* model_runs.clock_ratio: gpusim run's clock is the calibrated one times
  * the ratio, applied once, never past the boost clock; a file based on a
- * GPU inherits it; --spec-only drops it with the calibration. */
+ * GPU inherits it; --spec-only drops it with the calibration.  The same
+ * for model_runs.host_ratio, 1 where it is not set. */
 static void
 test_model_clock (void)
 {
@@ -486,7 +487,8 @@ test_model_clock (void)
   g_autofree char *gpu = write_file (dir, "gpu.cfg",
     "base = \"fam.cfg\";\nname = \"gpu\";\n"
     "calibration = { clock_mhz = 1000.0; };\n"
-    "model_runs = { clock_ratio = 1.2; source = \"x.csv\"; rows = 3; };\n");
+    "model_runs = { clock_ratio = 1.2; host_ratio = 0.6; source = \"x.csv\";"
+    " rows = 3; };\n");
   g_autofree char *fast = write_file (dir, "fast.cfg",
     "base = \"gpu.cfg\";\nname = \"fast\";\n"
     "model_runs = { clock_ratio = 2.0; };\n");
@@ -498,6 +500,7 @@ test_model_clock (void)
   g_assert_cmpfloat (a->model_clock_ratio, ==, 1.2);
   g_assert_cmpstr (a->model_runs_source, ==, "x.csv");
   g_assert_cmpint (a->model_runs_rows, ==, 3);
+  g_assert_cmpfloat (gs_arch_host_ratio (a), ==, 0.6);
   g_assert_cmpfloat (gs_arch_clock_mhz (a), ==, 1000);  /* ops alone */
   gs_arch_use_model_clock (a);
   g_assert_cmpfloat (fabs (gs_arch_clock_mhz (a) - 1200), <, 1e-9);
@@ -519,6 +522,7 @@ test_model_clock (void)
   g_assert_no_error (error);
   g_assert_cmpfloat (f->model_clock_ratio, ==, 2.0);
   g_assert_cmpstr (f->model_runs_source, ==, "x.csv");
+  g_assert_cmpfloat (gs_arch_host_ratio (f), ==, 0.6);
   gs_arch_use_model_clock (f);
   g_assert_cmpfloat (gs_arch_clock_mhz (f), ==, 1500);
 
@@ -526,6 +530,7 @@ test_model_clock (void)
   g_autoptr (GsArch) s = gs_arch_load_full (gpu, TRUE, &error);
   g_assert_no_error (error);
   g_assert_cmpfloat (s->model_clock_ratio, ==, 0);
+  g_assert_cmpfloat (gs_arch_host_ratio (s), ==, 1);
   double spec = gs_arch_clock_mhz (s);
   gs_arch_use_model_clock (s);
   g_assert_cmpfloat (gs_arch_clock_mhz (s), ==, spec);

@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..41"
+echo "1..44"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -235,6 +235,31 @@ awk -v r="$ratio" 'BEGIN { exit !(r > 1.245 && r < 1.255) }' && [ "$rows" = 5 ]
 check $? "it recovers the clock ratio the rows were made at (1.25: $ratio, on $rows GEMMs of 0.5 ms or more)"
 grep -q '^model-run clock: 1\.2[45][0-9]* x ' "$T/mr/log"
 check $? "and says so"
+! grep -q 'host_ratio' "$T/mr/l4.cfg" && ! grep -q '^model-run host' "$T/mr/log"
+check $? "with no traced node that launches no kernel, no host ratio is written"
+# The host: the median of the nodes that launch no kernel (size, view,
+# permute, transpose, dim method calls) over the reference host's 14.34 us.
+# Six such nodes at 7.17 us and one slower one give 0.5; a function-call
+# view and a node with an op are not counted.
+awk -F, -v OFS=, 'NR == 1 { print $0, "fx_op", "fx_target"; next } { print $0, "call_module", "x" }' \
+  "$T/mr.csv" > "$T/mr-host.csv"
+for t in size view permute transpose dim view size; do
+  echo "l4,,,,,,0.00717,call_method,$t"
+done | sed '$s/0.00717/0.09/' >> "$T/mr-host.csv"
+echo "l4,,,,,,0.5,call_function,view" >> "$T/mr-host.csv"
+echo "l4,add,8,,,,0.5,call_method,size" >> "$T/mr-host.csv"
+"$GPUSIM" calibrate --arch l4 --model-runs --date 2026-01-01 \
+  -o "$T/mr/l4h.cfg" "$T/mr-host.csv" > "$T/mr/logh" 2>&1 &&
+  grep -q '^  host_ratio = 0\.5000;$' "$T/mr/l4h.cfg" &&
+  grep -q '^model-run host: 0\.5000 x the reference host (median no-kernel node 7\.17 us of 7' "$T/mr/logh"
+check $? "the host ratio is the no-kernel nodes' median over the reference host's, and is reported"
+htime () { "$GPUSIM" run "$GS_SRCDIR/examples/gpt2.workload" --batch 1 --seq 16 \
+  --format json "$@" 2> /dev/null | sed -n 's/^  "total_ms" : \([0-9.e+-]*\),*$/\1/p'; }
+h1=$(htime --arch "$T/mr/l4h.cfg" --set model_runs.host_ratio=1)
+h05=$(htime --arch "$T/mr/l4h.cfg")
+h2=$(htime --arch "$T/mr/l4h.cfg" --set model_runs.host_ratio=2)
+awk -v a="$h05" -v b="$h1" -v c="$h2" 'BEGIN { exit !(a > 0 && a < b / 1.1 && c > b * 1.5) }'
+check $? "a host-bound run follows the host ratio ($h05 ms at 0.5, $h1 at 1, $h2 at 2)"
 strip () { sed '/>>> gpusim calibrate --model-runs/,/<<< gpusim calibrate --model-runs/d; /^base = /d' "$1"; }
 strip "$L4" > "$T/mr/a"; strip "$T/mr/l4.cfg" > "$T/mr/b"
 cmp -s "$T/mr/a" "$T/mr/b"

@@ -936,20 +936,25 @@ lower_cached (const GsLibrary *lib, GHashTable *cache, const GsOp *op,
  * from a simulation: with them the host also waits, at each of the
  * plan's wait points, until the GPU has finished every kernel issued so
  * far.  The GPU side is replayed the way the engine runs one stream:
- * a kernel starts at max(issue, previous end) + gap.  Returns the host
- * time to issue everything, us. */
+ * a kernel starts at max(issue, previous end) + gap.  The plan's host
+ * costs describe the reference host; ARCH's model_runs.host_ratio scales
+ * them to the host its model runs had.  Returns the host time to issue
+ * everything, us. */
 static double
-set_issue_times (GsProgram *prog, const GsModelPlan *plan, const GsTime *dur,
-                 GsTime gap)
+set_issue_times (GsProgram *prog, const GsModelPlan *plan, const GsArch *arch,
+                 const GsTime *dur, GsTime gap)
 {
-  double launch_ns = gs_rt_launch_ns (plan->runtime);
+  double f = gs_arch_host_ratio (arch);
+  double launch_ns = f * gs_rt_launch_ns (plan->runtime);
   double t_ns = 0;
   GsTime gpu_end = 0;
   guint l = 0, n = prog->launches->len;
   for (guint i = 0; i < plan->ops->len; i++)
     {
-      double host = g_array_index (plan->host_ns, double, i);
+      double host = f * g_array_index (plan->host_ns, double, i);
       double pre = g_array_index (plan->sync_ns, double, i);
+      if (pre > 0)
+        pre *= f;
       if (dur != NULL && pre >= 0)
         {
           t_ns = MAX (t_ns + pre, (double) gpu_end / 1000.0);
@@ -1007,7 +1012,7 @@ settle_waits (GsProgram *prog, const GsModelPlan *plan, const GsArch *arch,
     }
   const GsKernelResult *first = gs_gpu_result (gpu, 0);
   GsTime gap = first->start - first->issue;
-  prog->host_us = set_issue_times (prog, plan, dur, gap);
+  prog->host_us = set_issue_times (prog, plan, arch, dur, gap);
   return TRUE;
 }
 
@@ -1070,7 +1075,7 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
     }
   if (plan->progress)
     plan->progress (plan->progress_data, "ops lowered", n_ops, n_ops);
-  prog->host_us = set_issue_times (prog, plan, NULL, 0);
+  prog->host_us = set_issue_times (prog, plan, arch, NULL, 0);
   if (plan_waits (plan) && !settle_waits (prog, plan, arch, error))
     {
       g_prefix_error (error, "%s: ", plan->config);

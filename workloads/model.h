@@ -70,4 +70,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (GsModelPlan, gs_model_plan_free)
 GsProgram *gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
                                 GError **error);
 
+/* The host the runtimes' cost table describes (workloads/runtime-host.c),
+ * as a per-op profile shows it: the median time of a traced node that
+ * launches no kernel (a size(), view, permute, transpose or dim() method
+ * call timed alone between two CUDA events), us.  A profile of another
+ * machine gives its host's ratio (model_runs.host_ratio): gpusim calibrate
+ * --model-runs takes the median of its nodes for which
+ * gs_model_host_floor_node is TRUE over this. */
+#define GS_MODEL_HOST_FLOOR_US 14.34
+/* TRUE for a traced node of that kind: FX_OP "call_method" and FX_TARGET
+ * one of size, view, permute, transpose, dim. */
+gboolean gs_model_host_floor_node (const char *fx_op, const char *fx_target);
+
 #endif

@@ -30,8 +30,14 @@
  * pointwise op's dispatch).  cudaLaunchKernel itself costs about 4 us per
  * extra kernel of one op (estimate within the 2-5 us that CUDA launch
  * microbenchmarks report).  These describe the host NeuSight measured the
- * V100 on; the hosts of the other GPUs are not documented, so the same
- * table serves every arch.
+ * V100 on.  Other hosts are the same table times the arch's
+ * model_runs.host_ratio (applied where the issue times are set, model.c):
+ * the median of the no-kernel method calls (size, view, permute,
+ * transpose, dim) of a machine's own per-op profiles over the same median
+ * on this host, 14.34 us (55 such nodes in the two files above; the
+ * V100's own model-run profiles give 14.34 too).  NeuSight's profiles
+ * put the H100's and the A100 40GB's hosts at 0.55-0.57 of it, the A100
+ * 80GB's at 0.77, the T4's at 0.91, the L4's at 1.14 (docs/calibration.md).
  *
  * Backward kernels are issued by the autograd engine's C++ thread: no
  * Python, one dispatcher pass and a launch (estimate: 6 us).
@@ -54,7 +60,9 @@
  * cost what they cost in eager.
  */
 #include "config.h"
+#include "workloads/model.h"
 #include "workloads/runtime.h"
+#include <string.h>
 
 typedef struct {
   GsHostClass c;
@@ -75,6 +83,17 @@ static const HostCost costs[GS_HOST_COUNT] = {
   { GS_HOST_WAIT, 5000, 5000, "torch.cuda.synchronize(), after the wait" },
   { GS_HOST_GRAPH, 0, 60000, "entering a compiled graph (guards, wrappers)" },
 };
+
+gboolean
+gs_model_host_floor_node (const char *fx_op, const char *fx_target)
+{
+  static const char *const kinds[] = { "size", "view", "permute",
+                                       "transpose", "dim", NULL };
+  if (fx_op == NULL || fx_target == NULL
+      || strcmp (fx_op, "call_method") != 0)
+    return FALSE;
+  return g_strv_contains (kinds, fx_target);
+}
 
 double
 gs_rt_host_ns (GsHostClass c, GsRuntime rt)
