@@ -2,6 +2,7 @@
  * fit-memory.h). */
 #include "config.h"
 #include "calibrate/fit-memory.h"
+#include "calibrate/fit.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 
@@ -69,20 +70,6 @@ donors_like (GPtrArray *donors, const GsArch *target,
   return out;
 }
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
-static double
-median (double *v, guint n)
-{
-  qsort (v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The median over GROUP of the double at byte OFFSET of GsArch (CAL true)
  * or GsMemParams (CAL false). */
 static double
@@ -93,7 +80,7 @@ median_of (GPtrArray *group, GsMemParams *params, size_t offset,
   for (guint i = 0; i < group->len; i++)
     v[i] = cal ? *(double *) ((char *) group->pdata[i] + offset)
                : *(double *) ((char *) &params[i] + offset);
-  return median (v, group->len);
+  return gs_fit_median (v, group->len);
 }
 
 /* Donors of the compute capability nearest the target's (the row
@@ -729,7 +716,7 @@ kind_defaults (MemFit *m)
       const GsMemHostOp like[] = { GS_MEM_HOST_ELEMENTWISE,
                                    GS_MEM_HOST_REDUCE, GS_MEM_HOST_EMBEDDING,
                                    GS_MEM_HOST_COPY };
-      GsMemHost h = { median (pre, n), median (post, n) };
+      GsMemHost h = { gs_fit_median (pre, n), gs_fit_median (post, n) };
       for (guint i = 0; i < G_N_ELEMENTS (like); i++)
         m->p.host[like[i]] = h;
     }

@@ -10,23 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-cmp_double (const void *a, const void *b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
-/* The median of V (sorted in place); the mean of the middle two of an
- * even count. */
+/* The median of V (sorted in place). */
 static double
 median (GArray *v)
 {
-  g_assert (v->len > 0);
-  qsort (v->data, v->len, sizeof (double), cmp_double);
-  const double *d = (const double *) v->data;
-  return v->len % 2 ? d[v->len / 2]
-                    : (d[v->len / 2 - 1] + d[v->len / 2]) / 2;
+  return gs_fit_median ((double *) v->data, v->len);
 }
 
 static void

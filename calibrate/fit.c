@@ -6,6 +6,7 @@
 #include "sim/gpu.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MARK_BEGIN "# >>> gpusim calibrate: generated, replaced on every run >>>"
@@ -670,6 +671,21 @@ double
 gs_fit_ape (double pred, double measured)
 {
   return fabs (pred - measured) / measured * 100.0;
+}
+
+static int
+cmp_double (const void *a, const void *b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+double
+gs_fit_median (double *v, guint n)
+{
+  g_assert (n > 0);
+  qsort (v, n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double

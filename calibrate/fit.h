@@ -121,4 +121,8 @@ double gs_fit_ape (double pred, double measured);
 double gs_fit_golden (double (*f) (double x, void *data), void *data,
                       double lo, double hi, int iterations, double *fx);
 
+/* The median of the N (> 0) values V, sorted in place; the mean of the
+ * middle two of an even count. */
+double gs_fit_median (double *v, guint n);
+
 #endif

@@ -391,12 +391,6 @@ probe_clock (const GsArch *arch, const CalibrateArgs *a, GPtrArray *sets,
  * layer has a dozen or more). */
 #define MODEL_RUN_MIN_FLOOR_NODES 5
 
-static gint
-cmp_double (gconstpointer pa, gconstpointer pb)
-{
-  double a = *(const double *) pa, b = *(const double *) pb;
-  return (a > b) - (a < b);
-}
 
 typedef struct {
   const GsArch *arch;      /* BASE, at its own sustained clock */
@@ -542,15 +536,13 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
   double median = 0, host_ratio = 0;
   if (floor_us->len >= MODEL_RUN_MIN_FLOOR_NODES)
     {
-      g_array_sort (floor_us, cmp_double);
-      guint n = floor_us->len;
-      double *v = (double *) floor_us->data;
-      median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+      median = gs_fit_median ((double *) floor_us->data, floor_us->len);
       host_ratio = median / GS_MODEL_HOST_FLOOR_US;
       host = g_strdup_printf (
         "# The host: its no-kernel nodes (size, view, permute, transpose,\n"
         "# dim) take %.2f us at the median of %u, %.2f on the host the\n"
-        "# runtimes' costs describe.\n", median, n, GS_MODEL_HOST_FLOOR_US);
+        "# runtimes' costs describe.\n", median, floor_us->len,
+        GS_MODEL_HOST_FLOOR_US);
       host_line = g_strdup_printf ("  host_ratio = %.4f;\n", host_ratio);
     }
   group = g_strdup_printf (
