@@ -391,7 +391,6 @@ probe_clock (const GsArch *arch, const CalibrateArgs *a, GPtrArray *sets,
  * layer has a dozen or more). */
 #define MODEL_RUN_MIN_FLOOR_NODES 5
 
-
 typedef struct {
   const GsArch *arch;      /* BASE, at its own sustained clock */
   double clock_mhz;        /* that clock */
