@@ -34,9 +34,18 @@ are forward, loss and backward (--mode training).  The L4 has no Switch
 Transformer run that fits; it is skipped, as are runs of other GPUs,
 models, data-parallel or pipeline-parallel splits.
 
+--phases adds three columns to the training runs: the forward's and the
+backward's signed errors against the run's own fw_latency and
+bwall_latency, and the measured forward's excess over the predicted one
+in ms per GiB of activations the forward keeps for the backward
+(`gpusim run`'s memory_gib.saved_for_backward).  The harness empties
+PyTorch's allocator cache before every iteration, so the forward
+allocates those afresh; the column is there to see whether a machine's
+forward excess follows them.
+
 Usage: GPUSIM_ARCH_PATH=arch bench/neusight-e2e.py NEUSIGHT_CHECKOUT
-           [--gpusim PATH] [--spec-only] [--held-out] [--arch A ...]
-           [--jobs N]
+           [--gpusim PATH] [--spec-only] [--held-out] [--phases]
+           [--arch A ...] [--jobs N]
 NEUSIGHT_CHECKOUT is a clone of NeuSight's repository (a work tree, or a
 bare git directory, read with `git show`).  Python 3 standard library only.
 """
@@ -149,7 +158,23 @@ def predict(args, models_dir, run):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
-    return json.loads(p.stdout)["total_ms"], None
+    return json.loads(p.stdout), None
+
+
+def phases(run, out):
+    """The --phases columns of a training run: the forward's and the
+    backward's signed error against the run's own fw_latency and
+    bwall_latency, and the forward's excess over the prediction per GiB
+    the forward keeps for the backward (what it allocates afresh after
+    the harness's empty_cache())."""
+    fw, bw = run[9]
+    if fw is None or not bw:
+        return ""
+    saved = out.get("memory_gib", {}).get("saved_for_backward") or 0
+    excess = fw - out["forward_ms"]
+    return (f" {(out['forward_ms'] - fw) / fw * 100:+7.1f}"
+            f" {(out['backward_ms'] - bw) / bw * 100:+7.1f}"
+            f" {excess / saved if saved else 0:+9.2f}")
 
 
 def main():
@@ -161,6 +186,10 @@ def main():
     ap.add_argument("--held-out", action="store_true",
                     help="refit each GPU's model-run clock and host ratios without "
                     "the run's own per-op profile")
+    ap.add_argument("--phases", action="store_true",
+                    help="training runs: also the forward's and backward's "
+                    "errors and the forward's excess in ms per GiB saved "
+                    "for the backward")
     ap.add_argument("--arch", action="append",
                     help="only these GPUs (gpusim names); repeatable")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -180,9 +209,11 @@ def main():
             model, mode, seq, batch, fusion = m.groups()
             if arch == "l4" and model == "switchxl4":
                 continue
-            label = json.loads(src.read(gpu, name))["e2e_latency"]
+            rec = json.loads(src.read(gpu, name))
             runs.append((arch, model, mode, seq, batch, bool(fusion),
-                         name[:-5], label, profile_sum(src, gpu, name[:-5])))
+                         name[:-5], rec["e2e_latency"],
+                         profile_sum(src, gpu, name[:-5]),
+                         (rec.get("fw_latency"), rec.get("bwall_latency"))))
     if not runs:
         sys.exit(f"no runs under {args.checkout}/{LABELS}")
 
@@ -192,20 +223,23 @@ def main():
     per_gpu = {}
     failed = 0
     print(f"{'gpu':16s} {'run':32s} {'measured':>10s} {'predicted':>10s} "
-          f"{'error%':>8s} {'profile%':>9s}")
-    for run, (pred, why) in zip(runs, results):
+          f"{'error%':>8s} {'profile%':>9s}"
+          + (f" {'fw%':>7s} {'bw%':>7s} {'ms/GiB':>9s}" if args.phases else ""))
+    for run, (out, why) in zip(runs, results):
         arch, name, label, prof = run[0], run[6], run[7], run[8]
         own = (f"{(prof - label) / label * 100:+9.2f}" if prof
                else f"{'-':>9s}")
-        if pred is None:
+        if out is None:
             failed += 1
             print(f"{arch:16s} {name:32s} {label:10.2f} {'-':>10s} "
                   f"{'-':>8s}  {why[0]}")
             continue
+        pred = out["total_ms"]
         err = (pred - label) / label * 100
         per_gpu.setdefault(arch, []).append(abs(err))
+        extra = phases(run, out) if args.phases and run[2] == "train" else ""
         print(f"{arch:16s} {name:32s} {label:10.2f} {pred:10.2f} {err:+8.2f} "
-              f"{own}")
+              f"{own}{extra}")
     print()
     print(f"{'gpu':16s} {'runs':>5s} {'MAPE%':>7s} {'worst%':>7s}")
     every = []
