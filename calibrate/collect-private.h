@@ -21,5 +21,10 @@ void gs_collect_feed_kernel (const char *mangled_name, const uint32_t grid[3],
                              uint32_t correlation, uint64_t call);
 /* The id the next gs_collect_call_begin() will use. */
 uint64_t gs_collect_next_call (void);
+/* For tests: the CUPTI timestamps an active collector takes at each
+ * gs_collect_call_begin() of the open label and at gs_collect_end_label()
+ * (the windows that tie kernels with no correlation record to calls). */
+void gs_collect_feed_call_start (uint64_t ns);
+void gs_collect_feed_label_end (uint64_t ns);
 
 #endif

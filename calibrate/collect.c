@@ -45,6 +45,9 @@ typedef struct {
   guint64 next_call;          /* call ids count from 1 */
   guint64 label_first_call;
   gboolean in_label;
+  GArray *call_start_ns;      /* CUPTI time at each call_begin of the label */
+  guint64 label_end_ns;       /* CUPTI time at end_label */
+  guint64 tied[2];            /* labelled kernels tied by correlation, by time */
 } Collector;
 
 static void
@@ -82,6 +85,7 @@ collector (void)
       c.calls = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
       c.provenance = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
       c.rows = gs_measure_new ();
+      c.call_start_ns = g_array_new (FALSE, FALSE, sizeof (guint64));
       c.next_call = 1;
       c.error = g_strdup ("");
       base_provenance (&c);
@@ -134,6 +138,19 @@ uint64_t
 gs_collect_next_call (void)
 {
   return collector ()->next_call;
+}
+
+void
+gs_collect_feed_call_start (uint64_t ns)
+{
+  guint64 t = ns;
+  g_array_append_val (collector ()->call_start_ns, t);
+}
+
+void
+gs_collect_feed_label_end (uint64_t ns)
+{
+  collector ()->label_end_ns = ns;
 }
 
 /* -------------------------------------------------- CUPTI's callbacks */
@@ -278,15 +295,25 @@ gs_collect_begin_label (const GsCollectLabel *label)
   c->label.variant = g_strdup (label->variant);
   c->label_first_call = c->next_call;
   c->in_label = TRUE;
+  g_array_set_size (c->call_start_ns, 0);
+  c->label_end_ns = 0;
 }
 
 void
 gs_collect_call_begin (void)
 {
   Collector *c = collector ();
+  uint64_t now = 0;
   if (c->active)
-    cuptiActivityPushExternalCorrelationId (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
-                                            c->next_call);
+    {
+      cuptiActivityPushExternalCorrelationId (CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                              c->next_call);
+      if (c->in_label && cuptiGetTimestamp (&now) == CUPTI_SUCCESS)
+        {
+          guint64 t = now;
+          g_array_append_val (c->call_start_ns, t);
+        }
+    }
   c->next_call++;
 }
 
@@ -328,6 +355,28 @@ demangle (const char *name)
   return out;
 }
 
+/* The call (0 .. N-1) of the open label whose time window holds a kernel
+ * that started at START_NS, or -1.  Call i's window runs from its
+ * call_begin to the next call's (the last one's to end_label): the calls
+ * of a label run one after another, each synchronised before the next
+ * begins (collect.h), and CUPTI's timestamps share the clock of its
+ * activity records.  Used for kernels that no external-correlation
+ * record ties to a call: CUPTI 13 on an H100 wrote none for the
+ * benchmarks' launches, cuBLAS's among them. */
+static int
+call_by_time (const Collector *c, int n, uint64_t start_ns)
+{
+  if ((int) c->call_start_ns->len != n || c->label_end_ns == 0)
+    return -1;
+  const guint64 *t = (const guint64 *) (void *) c->call_start_ns->data;
+  if (start_ns < t[0] || start_ns >= c->label_end_ns)
+    return -1;
+  int i = n - 1;
+  while (i > 0 && start_ns < t[i])
+    i--;
+  return i;
+}
+
 /* What the kernels of the open label's N calls did: per-call GPU time
  * (ms, into CALL_MS), how many calls launched nothing CUPTI saw (into
  * EMPTY_CALLS) and the kernel that took the most time in all (its index in
@@ -347,12 +396,14 @@ label_kernels (Collector *c, int n, double *call_ms, guint *n_kernels,
       KernelRecord *k = &g_array_index (c->kernels, KernelRecord, i);
       gint64 corr = k->correlation;
       gint64 *call = g_hash_table_lookup (c->calls, &corr);
-      if (call == NULL || *call < (gint64) c->label_first_call
-          || *call >= (gint64) c->label_first_call + n)
+      int j = call ? (int) (*call - (gint64) c->label_first_call)
+                   : call_by_time (c, n, k->start_ns);
+      if (j < 0 || j >= n)
         continue;                     /* a warm-up or an unlabelled kernel */
+      c->tied[call ? 0 : 1]++;
       double ns = (double) (k->end_ns - k->start_ns);
-      call_ms[*call - c->label_first_call] += ns / 1e6;
-      per_call[*call - c->label_first_call]++;
+      call_ms[j] += ns / 1e6;
+      per_call[j]++;
       (*n_kernels)++;
       double *total = g_hash_table_lookup (per_name, k->name);
       if (total == NULL)
@@ -417,8 +468,13 @@ gs_collect_end_label (const float *event_ms, int n)
   g_assert (c->in_label && n > 0);
   /* The caller synchronised, so every record is complete; FORCED also
    * hands over buffers CUPTI has not filled yet. */
+  uint64_t now = 0;
   if (c->active)
-    cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    {
+      if (cuptiGetTimestamp (&now) == CUPTI_SUCCESS)
+        c->label_end_ns = now;
+      cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
   g_autofree double *call_ms = g_new0 (double, n);
   g_autofree double *ev = g_new (double, n);
   for (int i = 0; i < n; i++)
@@ -493,6 +549,12 @@ gs_collect_write (const char *file)
   if (c->active)
     cuptiActivityFlushAll (CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   g_mutex_lock (&c->lock);
+  /* Injected, nobody described the GPU: the one the first kernel ran on
+   * (the driver is initialised by now; InitializeInjection runs inside
+   * cuInit, where it cannot be asked). */
+  if (!g_hash_table_contains (c->provenance, "gpu") && c->kernels->len > 0)
+    gs_collect_query_device ((int) g_array_index (c->kernels, KernelRecord, 0).device,
+                             c->provenance);
   GsMeasureSet *set = c->rows->rows->len > 0 ? c->rows : raw_rows (c);
   GHashTableIter it;
   gpointer k, v;
@@ -501,6 +563,13 @@ gs_collect_write (const char *file)
     gs_measure_set_provenance (set, k, v);
   g_autofree char *dropped = g_strdup_printf ("%" G_GUINT64_FORMAT, c->dropped);
   gs_measure_set_provenance (set, "dropped_records", dropped);
+  if (set == c->rows)
+    {
+      g_autofree char *tied = g_strdup_printf ("%" G_GUINT64_FORMAT " by correlation, %"
+                                               G_GUINT64_FORMAT " by time window",
+                                               c->tied[0], c->tied[1]);
+      gs_measure_set_provenance (set, "labelled_kernels", tied);
+    }
   GError *error = NULL;
   gboolean ok = gs_measure_save (set, file, &error);
   if (set != c->rows)

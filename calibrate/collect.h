@@ -63,7 +63,11 @@ void gs_collect_provenance (const char *key, const char *value);
 void gs_collect_describe_device (int ordinal);
 
 /* Labelled calls (linked use).  Every kernel launched between call_begin
- * and call_end belongs to that call. */
+ * and call_end belongs to that call.  The calls of a label run one after
+ * another: the GPU finishes each before the next call_begin.  A kernel is
+ * tied to its call by CUPTI's external-correlation record, or, where
+ * CUPTI wrote none, by its start time (after its call's call_begin and
+ * before the next's, or before end_label for the last call). */
 void gs_collect_begin_label (const GsCollectLabel *label);
 void gs_collect_call_begin (void);
 void gs_collect_call_end (void);

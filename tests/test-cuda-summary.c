@@ -185,11 +185,68 @@ test_raw_rows (void)
   g_assert_cmpfloat_with_epsilon (r->latency_ms, 0.01, 1e-12);
 }
 
+/* Kernels with no external-correlation record (CUPTI 13 writes none for
+ * plain launches) are tied to calls by their start times: call i's window
+ * runs from its call_begin to the next call's, the last one's to
+ * end_label.  A child process: the collector is a singleton. */
+static void
+test_time_windows (void)
+{
+  if (g_test_subprocess ())
+    {
+      const char *file = g_getenv ("GS_TEST_WINDOW_FILE");
+      float events[GS_COLLECT_RUNS];
+      GsCollectLabel l = gemm_label ();
+      uint64_t t = 1000000;
+      /* warm-up, before the first call's window */
+      gs_collect_feed_kernel (GEMM_KERNEL, grid, block, 128, 0, 0, t, t + 900000, 1, 0);
+      t += 1000000;
+      gs_collect_begin_label (&l);
+      for (int i = 0; i < GS_COLLECT_RUNS; i++)
+        {
+          gs_collect_feed_call_start (t);
+          gs_collect_call_begin ();
+          gs_collect_call_end ();
+          /* main kernel (200 + i us) and a tail (10 us), uncorrelated */
+          gs_collect_feed_kernel (GEMM_KERNEL, grid, block, 128, 0, 0, t + 5000,
+                                  t + 5000 + (200 + i) * 1000, 50 + 2 * i, 0);
+          gs_collect_feed_kernel (TAIL_KERNEL, grid, block, 30, 0, 0, t + 300000,
+                                  t + 310000, 51 + 2 * i, 0);
+          events[i] = 0.5f;
+          t += 1000000;
+        }
+      gs_collect_feed_label_end (t);
+      /* launched after the label ended: someone else's */
+      gs_collect_feed_kernel (GEMM_KERNEL, grid, block, 128, 0, 0, t + 10, t + 5000000, 99, 0);
+      g_assert_cmpint (gs_collect_end_label (events, GS_COLLECT_RUNS), ==, 0);
+      g_assert_cmpint (gs_collect_write (file), ==, 0);
+      return;
+    }
+  GError *error = NULL;
+  g_autofree char *dir = gs_test_temp_dir ("gs-collect-XXXXXX");
+  g_autofree char *file = g_build_filename (dir, "windows.csv", NULL);
+  g_setenv ("GS_TEST_WINDOW_FILE", file, TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  g_autoptr (GsMeasureSet) set = gs_measure_load (file, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (set->rows->len, ==, 1);
+  GsMeasureRow *r = row_at (set, 0);
+  g_assert_cmpstr (gs_measure_get_cell (set, r, "timing"), ==, "cupti");
+  g_assert_cmpstr (r->kernel, ==, "my_gemm_kernel");
+  /* the 5 fastest calls: (200..204) + 10 us; warm-up and late kernel out */
+  g_assert_cmpfloat_with_epsilon (r->latency_ms, 0.212, 1e-9);
+  g_assert_cmpfloat_with_epsilon (cell_number (set, r, "kernels_per_call"), 2, 1e-12);
+  g_assert_cmpstr (g_hash_table_lookup (set->provenance, "labelled_kernels"), ==,
+                   "0 by correlation, 50 by time window");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/collect/labelled-rows", test_labelled_rows);
   g_test_add_func ("/collect/raw-rows", test_raw_rows);
+  g_test_add_func ("/collect/time-windows", test_time_windows);
   return g_test_run ();
 }
