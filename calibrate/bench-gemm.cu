@@ -253,7 +253,11 @@ linear_shapes (bool quick)
   const int64_t kn[][2] = { { 768, 768 }, { 768, 3072 }, { 3072, 768 },
                             { 1024, 1024 }, { 1024, 4096 }, { 4096, 1024 },
                             { 1600, 6400 }, { 6400, 1600 }, { 2048, 2048 },
-                            { 4096, 4096 }, { 768, 50272 } };
+                            { 4096, 4096 }, { 768, 50272 },
+                            // vocabularies that are no multiple of 8
+                            // (GPT-2's 50257, BERT's 30522): no 16-byte
+                            // aligned rows of the output
+                            { 1280, 50257 }, { 1024, 30522 } };
   std::vector<Shape> v;
   for (int64_t m : { 512, 2048, 8192, 32768 })
     for (auto &p : kn)

@@ -200,6 +200,32 @@ gs_gemm_catalogue (GsGemmGen gen, GsDtype dtype, guint *n)
 #undef RET
 }
 
+int
+gs_gemm_align_bytes (const GsGemmShape *s)
+{
+  double in = gs_dtype_bytes (s->dtype);
+  gboolean wide = s->dtype == GS_DTYPE_FP32 || s->dtype == GS_DTYPE_TF32;
+  int64_t rows[3] = { (int64_t) (s->depth * in), (int64_t) (s->cols * in),
+                      s->cols * (wide ? 4 : 2) };
+  int align = 16;
+  for (int i = 0; i < 3; i++)
+    while (align > 1 && rows[i] % align != 0)
+      align /= 2;
+  return align;
+}
+
+const GsGemmCfg *
+gs_gemm_catalogue_for (GsGemmGen gen, const GsGemmShape *s, guint *n)
+{
+  const GsGemmCfg *cat = gs_gemm_catalogue (gen, s->dtype, n);
+  if (cat == tc_hopper_cfgs && gs_gemm_align_bytes (s) < 16)
+    {
+      *n = G_N_ELEMENTS (tc_ampere_cfgs);
+      return tc_ampere_cfgs;
+    }
+  return cat;
+}
+
 static const char *const kind_prefix[GS_GEMM_KIND_COUNT] = {
   "simt", "xmma", "cutlass", "tensor", "wgmma", "gemv", "flash_fwd",
   "flash_bwd", "memeff_fwd", "memeff_bwd", "attn_aux"
@@ -371,6 +397,7 @@ typedef struct {
    * 128-bit loads, and their segments straddle 32-byte sectors. */
   int kmajor;              /* operands loaded depth-fastest: 1 or 2 */
   gboolean aligned;        /* depth x bytes is a multiple of 16 */
+  int align_bytes;         /* gs_gemm_align_bytes(): widest load of a row */
 } Geometry;
 
 static void
@@ -393,6 +420,7 @@ geometry (const GsGemmCfg *cfg, const GsGemmShape *s, int split, Geometry *g)
   g->out_bytes = split > 1 || wide ? 4 : 2;
   g->kmajor = s->layout == GS_LAYOUT_TN || s->layout == GS_LAYOUT_TT ? 2 : 1;
   g->aligned = fmod (s->depth * g->in_bytes, 16) == 0;
+  g->align_bytes = gs_gemm_align_bytes (s);
 }
 
 /* Bytes the whole kernel moves to and from DRAM.  A is read once: the
@@ -550,6 +578,17 @@ tensor_name (GsGemmGen gen, const GsGemmCfg *cfg, const GsGemmShape *s)
     return g_strdup_printf ("turing_%s_%dx%d_ldg8_%s", s->dtype
                             == GS_DTYPE_INT8 ? "i8816gemm_int8"
                             : "h1688gemm", r, c, lay);
+  if (gen == GS_GEMM_GEN_HOPPER)   /* rows not 16-byte aligned */
+    {
+      int align = MAX (1, gs_gemm_align_bytes (s) / (int) gs_dtype_bytes (s->dtype));
+      if (s->dtype == GS_DTYPE_TF32)
+        return g_strdup_printf ("cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_"
+                                "%dx%d_%dx%d_%s_align%d>", r, c, cfg->tile_k,
+                                cfg->stages, lay, align);
+      return g_strdup_printf ("cutlass::Kernel2<cutlass_80_tensorop_%s_s16816gemm_"
+                              "%s_%dx%d_%dx%d_%s_align%d>", dt, dt, r, c,
+                              cfg->tile_k * 2, cfg->stages, lay, align);
+    }
   if (s->dtype == GS_DTYPE_FP8)
     return g_strdup_printf ("sm89_xmma_gemm_e4m3e4m3_e4m3f32_f32_%s_n_"
                             "tilesize%dx%dx%d_stage%d_cublas", lay, r, c,
@@ -684,6 +723,31 @@ gs_gemm_dram_bytes (const GsArch *arch, const GsGemmCfg *cfg,
   return dram_bytes (arch, s, &g, split, MAX (1, bps) * arch->sm_count);
 }
 
+/* How much lower than the family's efficiency an mma.sync kernel's is on
+ * Hopper when rows are not 16-byte aligned (gs_gemm_catalogue_for).
+ * cuBLAS 13.1 on an H100 SXM5 ran the vocabulary heads of
+ * data/measured/h100-sxm5-80gb/gemm-linear-rerun.csv (512-8192 rows)
+ * with cutlass_80 align2 kernels where rows are 4-byte aligned (BERT's
+ * 30522 in fp16 and bf16), cutlass_75 align1 kernels where they are
+ * 2-byte aligned (GPT-2's 50257) and cutlass_80 tf32 align1 kernels for
+ * both in tf32; the factors are fitted on those 17 rows (within 9% of
+ * each).  The 8-byte case (align4) was not measured: between the two.
+ * Elsewhere 1 (docs/kernel-library.md, "Rows that are not 16-byte
+ * aligned"). */
+static double
+misaligned_slowdown (const GsArch *arch, const GsGemmCfg *cfg,
+                     const GsGemmShape *s)
+{
+  if (cfg->kind != GS_GEMM_TENSOR || gs_gemm_gen (arch) != GS_GEMM_GEN_HOPPER)
+    return 1;
+  int a = gs_gemm_align_bytes (s);
+  if (a >= 16)
+    return 1;
+  if (s->dtype == GS_DTYPE_TF32)     /* align1 kernels whatever the bytes */
+    return 1.55;
+  return a >= 8 ? 1.2 : a >= 4 ? 1.55 : 3.8;
+}
+
 void
 gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
                const GsGemmShape *s, const GsGemmChoice *choice,
@@ -700,6 +764,7 @@ gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
   gs_kernel_init (&k);
   k.name = kernel_name (gs_gemm_gen (arch), cfg, s);
   kernel_common (&k, cfg, s, &fam);
+  k.eff_compute /= misaligned_slowdown (arch, cfg, s);
   grid_of (cfg, g.tiles_r, g.tiles_c, s->batch * split, k.grid);
   if (cfg->kind == GS_GEMM_TENSOR || cfg->kind == GS_GEMM_WGMMA)
     tensor_work (cfg, &g, s->dtype, &k.work);
@@ -725,6 +790,7 @@ gs_gemm_build_gemv (const GsArch *arch, const GsGemmParams *p,
   gs_kernel_init (&k);
   k.name = kernel_name (gs_gemm_gen (arch), cfg, s);
   kernel_common (&k, cfg, s, &fam);
+  k.eff_compute /= misaligned_slowdown (arch, cfg, s);
   k.grid[0] = (uint32_t) tiles;
   k.grid[1] = (uint32_t) s->batch;
   /* Each block streams its cols x depth slice of the weights once and

@@ -197,8 +197,7 @@ gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
                           const GsGemmShape *s, GsGemmChoice *out)
 {
   guint n;
-  const GsGemmCfg *cat = gs_gemm_catalogue (gs_gemm_gen (arch), s->dtype,
-                                            &n);
+  const GsGemmCfg *cat = gs_gemm_catalogue_for (gs_gemm_gen (arch), s, &n);
   g_autoptr (GArray) opts = g_array_new (FALSE, FALSE, sizeof (Option));
   for (guint i = 0; i < n; i++)
     {

@@ -174,6 +174,17 @@ GsGemmGen gs_gemm_library (GsGemmGen gen);
 /* The configurations cuBLAS has for a generation and dtype, an array of
  * *N (NULL with *N = 0 when there are none: e.g. fp8 before Ada). */
 const GsGemmCfg *gs_gemm_catalogue (GsGemmGen gen, GsDtype dtype, guint *n);
+/* Bytes to which every row of S's operands and result is aligned: the
+ * largest power of two, at most 16, dividing the row lengths in bytes
+ * (the depth of the depth-fastest operands, the columns of B and C). */
+int gs_gemm_align_bytes (const GsGemmShape *s);
+/* The configurations cuBLAS can run S with: gs_gemm_catalogue(), except
+ * that Hopper's wgmma kernels need 16-byte aligned rows (their operands
+ * move by TMA); other shapes run Ampere's mma.sync kernels, with loads as
+ * wide as the alignment (docs/kernel-library.md, "Rows that are not
+ * 16-byte aligned"). */
+const GsGemmCfg *gs_gemm_catalogue_for (GsGemmGen gen, const GsGemmShape *s,
+                                        guint *n);
 /* "simt", "xmma", "tensor" ...: the family key's prefix of a kind. */
 const char *gs_gemm_kind_prefix (GsGemmKind kind);
 /* Family key: "simt_128x64", "xmma_128x128", "tensor_128x128x32" ... */
