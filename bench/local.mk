@@ -58,5 +58,6 @@ validate-speconly: bench/speconly-gemm$(EXEEXT)
 EXTRA_DIST += bench/monotonic.py
 ## bench/neusight-e2e.py: whole-model predictions against the end-to-end
 ## times NeuSight publishes (a clone of its repository; docs/models.md,
-## "Known gaps (whole models)").
-EXTRA_DIST += bench/neusight-e2e.py
+## "Known gaps (whole models)"); bench/measured-e2e.py: the same against
+## calibrate/measure-models.py's runs (data/measured; docs/calibration.md).
+EXTRA_DIST += bench/neusight-e2e.py bench/measured-e2e.py

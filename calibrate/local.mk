@@ -27,6 +27,7 @@ TESTS += tests/test-import
 ## ---------------------------------------------------------------- CUDA
 ## The CUPTI collector, its launcher and the microbenchmarks.  They build
 ## only with the CUDA toolkit (configure --with-cuda, default auto).
+EXTRA_DIST += calibrate/measure-models.py calibrate/measure-alloc.py
 EXTRA_DIST += calibrate/bench-common.cuh calibrate/bench-micro.cu \
 	calibrate/bench-mma.cu calibrate/bench-gemm.cu \
 	calibrate/bench-pointwise.cu calibrate/bench-attention.cu \
