@@ -150,6 +150,24 @@ test_labelled_rows (void)
   g_assert_cmpfloat_with_epsilon (cell_number (set, r, "kernels_per_call"), 0.04, 1e-9);
 }
 
+/* Runs the current test in a child process that writes the collector's
+ * CSV to the file named by $ENV (the collector is a process singleton),
+ * and loads what it wrote.  NAME is the file's name in a temporary
+ * directory. */
+static GsMeasureSet *
+child_rows (const char *env, const char *name)
+{
+  GError *error = NULL;
+  g_autofree char *dir = gs_test_temp_dir ("gs-collect-XXXXXX");
+  g_autofree char *file = g_build_filename (dir, name, NULL);
+  g_setenv (env, file, TRUE);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+  GsMeasureSet *set = gs_measure_load (file, TRUE, &error);
+  g_assert_no_error (error);
+  return set;
+}
+
 /* Without labels (the injected use) every launch is a row.  The collector
  * is a process singleton: this runs in a child process. */
 static void
@@ -163,14 +181,7 @@ test_raw_rows (void)
       g_assert_cmpint (gs_collect_write (file), ==, 0);
       return;
     }
-  GError *error = NULL;
-  g_autofree char *dir = gs_test_temp_dir ("gs-collect-XXXXXX");
-  g_autofree char *file = g_build_filename (dir, "raw.csv.gz", NULL);
-  g_setenv ("GS_TEST_RAW_FILE", file, TRUE);
-  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-  g_test_trap_assert_passed ();
-  g_autoptr (GsMeasureSet) set = gs_measure_load (file, TRUE, &error);
-  g_assert_no_error (error);
+  g_autoptr (GsMeasureSet) set = child_rows ("GS_TEST_RAW_FILE", "raw.csv.gz");
   g_assert_cmpuint (set->rows->len, ==, 2);
   GsMeasureRow *r = row_at (set, 0);
   g_assert_cmpstr (r->kernel, ==, "at::native::anon::layer_norm_tail<float>");
@@ -222,14 +233,7 @@ test_time_windows (void)
       g_assert_cmpint (gs_collect_write (file), ==, 0);
       return;
     }
-  GError *error = NULL;
-  g_autofree char *dir = gs_test_temp_dir ("gs-collect-XXXXXX");
-  g_autofree char *file = g_build_filename (dir, "windows.csv", NULL);
-  g_setenv ("GS_TEST_WINDOW_FILE", file, TRUE);
-  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
-  g_test_trap_assert_passed ();
-  g_autoptr (GsMeasureSet) set = gs_measure_load (file, TRUE, &error);
-  g_assert_no_error (error);
+  g_autoptr (GsMeasureSet) set = child_rows ("GS_TEST_WINDOW_FILE", "windows.csv");
   g_assert_cmpuint (set->rows->len, ==, 1);
   GsMeasureRow *r = row_at (set, 0);
   g_assert_cmpstr (gs_measure_get_cell (set, r, "timing"), ==, "cupti");

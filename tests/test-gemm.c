@@ -14,6 +14,7 @@
 
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 /* An arch with its calibration dropped: the documented heuristic only. */
@@ -384,6 +385,26 @@ test_tensor_faster (void)
   g_clear_error (&error);
 }
 
+/* A measurement file of the source tree (GS_SRCDIR), by path parts. */
+static GsMeasureSet *
+load_source_data (const char *first, ...)
+{
+  const char *src = g_getenv ("GS_SRCDIR");
+  g_autoptr (GPtrArray) parts = g_ptr_array_new ();
+  g_ptr_array_add (parts, (gpointer) (src ? src : "."));
+  va_list ap;
+  va_start (ap, first);
+  for (const char *p = first; p != NULL; p = va_arg (ap, const char *))
+    g_ptr_array_add (parts, (gpointer) p);
+  va_end (ap);
+  g_ptr_array_add (parts, NULL);
+  g_autofree char *file = g_build_filenamev ((char **) parts->pdata);
+  GError *error = NULL;
+  GsMeasureSet *set = gs_measure_load (file, FALSE, &error);
+  g_assert_no_error (error);
+  return set;
+}
+
 /* The H100's tensor-core GEMMs against cuBLAS measured directly
  * (data/public/h100-cublas: FP16 and TF32 tensor cores, FP32 SIMT, square
  * sizes).  Where the GPU time dominates (4096 and up; the smaller calls
@@ -397,12 +418,9 @@ test_tensor_faster (void)
 static void
 test_public_h100 (void)
 {
-  const char *src = g_getenv ("GS_SRCDIR");
-  g_autofree char *file = g_build_filename (src ? src : ".", "data", "public",
-                                            "h100-cublas", "gemm.csv", NULL);
+  g_autoptr (GsMeasureSet) set = load_source_data ("data", "public", "h100-cublas",
+                                                   "gemm.csv", NULL);
   GError *error = NULL;
-  g_autoptr (GsMeasureSet) set = gs_measure_load (file, FALSE, &error);
-  g_assert_no_error (error);
   g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
   g_assert_true (gs_gemm_params_load (p, a, &error));
@@ -444,13 +462,9 @@ test_public_h100 (void)
 static void
 test_misaligned_h100 (void)
 {
-  const char *src = g_getenv ("GS_SRCDIR");
-  g_autofree char *file = g_build_filename (src ? src : ".", "data", "measured",
-                                            "h100-sxm5-80gb",
-                                            "gemm-linear-rerun.csv", NULL);
+  g_autoptr (GsMeasureSet) set = load_source_data ("data", "measured", "h100-sxm5-80gb",
+                                                   "gemm-linear-rerun.csv", NULL);
   GError *error = NULL;
-  g_autoptr (GsMeasureSet) set = gs_measure_load (file, FALSE, &error);
-  g_assert_no_error (error);
   g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
   g_assert_true (gs_gemm_params_load (p, a, &error));
