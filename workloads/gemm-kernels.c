@@ -585,8 +585,10 @@ tensor_name (GsGemmGen gen, const GsGemmCfg *cfg, const GsGemmShape *s)
         return g_strdup_printf ("cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_"
                                 "%dx%d_%dx%d_%s_align%d>", r, c, cfg->tile_k,
                                 cfg->stages, lay, align);
+      /* cuBLAS's CUTLASS kernels spell fp16 "f16" */
+      const char *cd = s->dtype == GS_DTYPE_FP16 ? "f16" : dt;
       return g_strdup_printf ("cutlass::Kernel2<cutlass_80_tensorop_%s_s16816gemm_"
-                              "%s_%dx%d_%dx%d_%s_align%d>", dt, dt, r, c,
+                              "%s_%dx%d_%dx%d_%s_align%d>", cd, cd, r, c,
                               cfg->tile_k * 2, cfg->stages, lay, align);
     }
   if (s->dtype == GS_DTYPE_FP8)
