@@ -1,7 +1,7 @@
 /* gpusim bench: accuracy of the GEMM kernel library model.
  *
  *   validate-gemm [--hints] [--all] [--rows] [--floor] [--kernel-time]
- *                 MEASUREMENTS ARCH...
+ *                 [--holdout] MEASUREMENTS ARCH...
  *
  * For every linear and bmm row of MEASUREMENTS measured on each ARCH,
  * lowers the op from its shape alone (with --hints: with the measured
@@ -14,7 +14,9 @@
  * --kernel-time is for rows that time the library call itself (cuBLAS
  * called directly, data/public/h100-cublas): it compares the simulated GPU
  * time of the op's kernels, with no framework overhead or clock mapping,
- * on every row, per (arch, op, dtype).
+ * on every row, per (arch, op, dtype); with --holdout on the holdout
+ * half only (rows a calibration fitted on, as the H100's tensor-core rows
+ * of data/measured, are then left out).
  *
  * --floor measures the scatter of the measurements themselves.  Rows of one
  * (arch, op) that ran the same measured kernel on the same shape apart
@@ -223,7 +225,7 @@ int
 main (int argc, char **argv)
 {
   gboolean hints = FALSE, all = FALSE, rows = FALSE, floor_mode = FALSE;
-  gboolean kernel_time = FALSE;
+  gboolean kernel_time = FALSE, holdout = FALSE;
   int a = 1;
   for (; a < argc && argv[a][0] == '-'; a++)
     {
@@ -237,13 +239,18 @@ main (int argc, char **argv)
         floor_mode = TRUE;
       else if (strcmp (argv[a], "--kernel-time") == 0)
         kernel_time = all = TRUE;
+      else if (strcmp (argv[a], "--holdout") == 0)
+        holdout = TRUE;
       else
         break;
     }
+  if (holdout)
+    all = FALSE;
   if (argc - a < 2)
     {
       fprintf (stderr, "usage: validate-gemm [--hints] [--all] [--rows] "
-                       "[--floor] [--kernel-time] MEASUREMENTS ARCH...\n");
+                       "[--floor] [--kernel-time] [--holdout] MEASUREMENTS "
+                       "ARCH...\n");
       return 2;
     }
   g_autoptr (GError) error = NULL;

@@ -28,6 +28,8 @@ typedef struct {
   GsGemmShape shape;
   GsGemmClass cls;
   GsGemmChoice measured;   /* cfg NULL: a kernel this model does not know */
+  gboolean selected;       /* measured is the model's own choice, not the
+                            * row's kernel (select_unknown) */
   char *family;            /* parameter key of the measured kernel */
   char *label;             /* its configuration, for the selection trees */
   double gpu_ms;           /* simulated GPU time with the current params */
@@ -65,8 +67,40 @@ sample_free (gpointer p)
   g_free (s);
 }
 
+static void
+sample_set_choice (Sample *s, const GsGemmChoice *choice)
+{
+  g_free (s->family);
+  g_free (s->label);
+  s->measured = *choice;
+  s->family = gs_gemm_params_key (choice->cfg,
+                                  gs_gemm_params_layout (&s->shape));
+  s->label = gs_gemm_family_key (choice->cfg);
+}
+
+/* A tensor-core row whose kernel this model does not know (a newer
+ * cuBLAS's nvjet_sm90 kernels, whose tiles are not the catalogue's) still
+ * says how fast that dtype runs on the GPU: it is fitted on the kernel the
+ * model selects for its shape (with P's current parameters), so the
+ * families the model runs take the measured speed.  FP32 rows of an
+ * unknown kernel stay out, as before: the SIMT families have rows of
+ * their own kernels. */
+static gboolean
+select_unknown (const GsArch *arch, const GsGemmParams *p, Sample *s)
+{
+  if (s->shape.dtype == GS_DTYPE_FP32)
+    return FALSE;
+  GsGemmChoice choice;
+  if (!gs_gemm_select (arch, p, &s->shape, &choice) || choice.cfg == NULL)
+    return FALSE;
+  sample_set_choice (s, &choice);
+  s->selected = TRUE;
+  return TRUE;
+}
+
 static Sample *
-sample_new (const GsArch *arch, const GsMeasureRow *row)
+sample_new (const GsArch *arch, const GsGemmParams *p,
+            const GsMeasureRow *row)
 {
   GsOp op;
   if (!gs_fit_gemm_op (row, &op))
@@ -78,12 +112,11 @@ sample_new (const GsArch *arch, const GsMeasureRow *row)
   gs_op_clear (&op);
   GsKernelHint hint;
   gs_fit_hint (row, &hint);
-  if (gs_gemm_select_hint (arch, &s->shape, &hint, &s->measured))
-    {
-      s->family = gs_gemm_params_key (s->measured.cfg,
-                                      gs_gemm_params_layout (&s->shape));
-      s->label = gs_gemm_family_key (s->measured.cfg);
-    }
+  GsGemmChoice choice;
+  if (gs_gemm_select_hint (arch, &s->shape, &hint, &choice))
+    sample_set_choice (s, &choice);
+  else
+    select_unknown (arch, p, s);
   return s;
 }
 
@@ -425,16 +458,31 @@ descend (Ctx *c, GPtrArray *families, GHashTable *counts, int rounds)
  * sustained clock.  Only families with at least a tenth of the rows vote,
  * so a rarely used kernel cannot set the clock. */
 static gboolean
-fit_clock (Ctx *c, GPtrArray *families, GHashTable *counts)
+fit_clock (Ctx *c, GPtrArray *families)
 {
+  /* Only rows of a kernel the model knows vote: a family fitted on the
+   * model's own choices (select_unknown) says how fast a newer library's
+   * kernels run, not how far the clock falls below the boost. */
+  g_autoptr (GHashTable) known = g_hash_table_new (g_str_hash, g_str_equal);
+  int total = 0;
+  for (guint i = 0; i < c->train->len; i++)
+    {
+      const Sample *s = c->train->pdata[i];
+      if (s->selected)
+        continue;
+      gpointer n = g_hash_table_lookup (known, s->family);
+      g_hash_table_insert (known, s->family,
+                           GINT_TO_POINTER (GPOINTER_TO_INT (n) + 1));
+      total++;
+    }
   double best = 0;
   for (guint i = 0; i < families->len; i++)
     {
-      int n = GPOINTER_TO_INT (g_hash_table_lookup (counts,
+      int n = GPOINTER_TO_INT (g_hash_table_lookup (known,
                                                     families->pdata[i]));
       const GsGemmFamily *f = g_hash_table_lookup (c->params->families,
                                                    families->pdata[i]);
-      if (f != NULL && n * 10 >= (int) c->train->len)
+      if (f != NULL && n > 0 && n * 10 >= total)
         best = MAX (best, f->eff_compute);
     }
   if (best <= 0 || best >= GS_FIT_GEMM_BEST_EFF)
@@ -536,6 +584,8 @@ learn_trees (Ctx *c, const GsFitGemmOptions *opt)
   for (guint i = 0; i < c->train->len; i++)
     {
       const Sample *s = c->train->pdata[i];
+      if (s->selected)
+        continue;                 /* the model's own choice: nothing to learn */
       GArray *ex = selector_group (groups, &s->shape, sizeof (GsTreeExample));
       GsTreeExample e;
       gs_gemm_features (c->arch, &s->shape, e.f);
@@ -570,7 +620,9 @@ learn_residuals (Ctx *c, double *loo, double *none)
   for (guint i = 0; i < c->all_train->len && c->error == NULL; i++)
     {
       const Sample *s = c->all_train->pdata[i];
-      if (s->shape.rows <= 1)
+      /* Rows fitted on the model's own choice stay out: the rule is the
+       * one the measured kernels' rows choose, as without them. */
+      if (s->shape.rows <= 1 || s->selected)
         continue;
       double g = simulate (c, s, FALSE);
       if (!isfinite (g))
@@ -661,6 +713,42 @@ keep_base_mapping (Ctx *c, const GsArch *arch, GError **error)
   return TRUE;
 }
 
+/* Selects again, with the parameters fitted so far, the kernel of every
+ * training row fitted on the model's own choice; returns how many
+ * changed. */
+static guint
+reselect (Ctx *c)
+{
+  guint changed = 0;
+  for (guint i = 0; i < c->train->len; i++)
+    {
+      Sample *s = c->train->pdata[i];
+      GsGemmChoice choice;
+      if (!s->selected || !gs_gemm_select (c->arch, c->params, &s->shape,
+                                           &choice))
+        continue;
+      if (choice.cfg != s->measured.cfg || choice.split != s->measured.split)
+        {
+          sample_set_choice (s, &choice);
+          changed++;
+        }
+    }
+  return changed;
+}
+
+/* The families of the rows fitted on the model's own choice, sorted (the
+ * others' fits do not depend on them and are left as they are). */
+static GPtrArray *
+selected_families (Ctx *c)
+{
+  g_autoptr (GPtrArray) sel = g_ptr_array_new ();
+  for (guint i = 0; i < c->train->len; i++)
+    if (((Sample *) c->train->pdata[i])->selected)
+      g_ptr_array_add (sel, c->train->pdata[i]);
+  g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
+  return families_of (sel, counts);
+}
+
 static void
 collect (Ctx *c, const GsFit *fit)
 {
@@ -672,7 +760,7 @@ collect (Ctx *c, const GsFit *fit)
       const GsMeasureRow *r = fit->rows->pdata[i];
       if (r->latency_ms <= 0)
         continue;
-      Sample *s = sample_new (c->arch, r);
+      Sample *s = sample_new (c->arch, c->params, r);
       if (s == NULL)
         continue;
       s->gpu = gs_fit_is_gpu_time (fit, r);
@@ -726,8 +814,19 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
         {
           descend (&c, families, counts, opt.rounds > 0 ? opt.rounds : 3);
           if (opt.fit_clock && c.error == NULL
-              && fit_clock (&c, families, counts))
+              && fit_clock (&c, families))
             descend (&c, families, counts, 1);
+          /* The fitted families change what the model selects for the
+           * rows of unknown kernels: refit on the new choices. */
+          for (int pass = 0; pass < 2 && c.error == NULL
+                             && reselect (&c) > 0; pass++)
+            {
+              g_hash_table_remove_all (counts);
+              g_ptr_array_unref (families);
+              families = families_of (c.train, counts);
+              g_autoptr (GPtrArray) chosen = selected_families (&c);
+              descend (&c, chosen, counts, 1);
+            }
         }
       learn_trees (&c, &opt);
       double loo = NAN, none = NAN;
@@ -758,13 +857,20 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
                                kept ? ": no training row timed an op's "
                                       "latency, so overhead_us and burst "
                                       "are the base's" : "");
+          guint selected = 0;
+          for (guint i = 0; i < c.train->len; i++)
+            selected += ((const Sample *) c.train->pdata[i])->selected;
+          g_autofree char *sel = selected == 0 ? g_strdup ("")
+            : g_strdup_printf (", %u tensor-core rows of kernels it does "
+                               "not know fitted on the kernel it selects",
+                               selected);
           g_autofree char *m = g_strdup_printf (
-            "gemm: %u training %s (%u with a known kernel), %d rounds of "
+            "gemm: %u training %s (%u with a known kernel%s), %d rounds of "
             "coordinate descent, selection trees depth %d, leaves >= %d, "
             "%d bagged; shape residuals of the training rows (%s: "
             "leave-one-out %.2f%%, uncorrected %.2f%%)%s",
             c.all_train->len, gs_plural (c.all_train->len, "row", "rows"),
-            c.train->len, opt.rounds, opt.tree_depth,
+            c.train->len - selected, sel, opt.rounds, opt.tree_depth,
             opt.tree_min_leaf, GS_GEMM_BAGS, rule, 100 * loo, 100 * none,
             timing);
           gs_fit_add_method (fit, m);
