@@ -822,8 +822,7 @@ gs_fit_gemm (GsFit *fit, const GsFitGemmOptions *options, GError **error)
                              && reselect (&c) > 0; pass++)
             {
               g_hash_table_remove_all (counts);
-              g_ptr_array_unref (families);
-              families = families_of (c.train, counts);
+              g_ptr_array_unref (families_of (c.train, counts));
               g_autoptr (GPtrArray) chosen = selected_families (&c);
               descend (&c, chosen, counts, 1);
             }

@@ -405,6 +405,30 @@ load_source_data (const char *first, ...)
   return set;
 }
 
+/* The shape of a measured single GEMM called without a bias: the row's M
+ * rows, its N the reduction, its K the columns. */
+static void
+row_shape (GsGemmShape *s, const GsMeasureRow *row, GsLayout layout)
+{
+  shape (s, row->M, row->K, row->N, 1, row->dtype, layout);
+  s->bias = FALSE;
+}
+
+/* Lowers S from its shape alone into K (emptied first) and returns the
+ * kernels' simulated GPU time on an idle GPU, ms. */
+static double
+lowered_ms (const GsArch *a, const GsGemmParams *p, const GsGemmShape *s,
+            GArray *k)
+{
+  GError *error = NULL;
+  g_array_set_size (k, 0);
+  g_assert_true (gs_gemm_lower (a, p, s, NULL, k, &error));
+  GsTime t = 0;
+  g_assert_true (gs_fit_run (a, k, &t, &error));
+  g_assert_no_error (error);
+  return t / 1e9;
+}
+
 /* The H100's tensor-core GEMMs against cuBLAS measured directly
  * (data/public/h100-cublas: FP16 and TF32 tensor cores, FP32 SIMT, square
  * sizes).  Where the GPU time dominates (4096 and up; the smaller calls
@@ -431,13 +455,9 @@ test_public_h100 (void)
       if (row->M < 4096)
         continue;
       GsGemmShape s;
-      shape (&s, row->M, row->K, row->N, 1, row->dtype, GS_LAYOUT_NN);
-      s.bias = FALSE;
+      row_shape (&s, row, GS_LAYOUT_NN);
       g_autoptr (GArray) k = gs_test_kernels_new ();
-      g_assert_true (gs_gemm_lower (a, p, &s, NULL, k, &error));
-      GsTime t = 0;
-      g_assert_true (gs_fit_run (a, k, &t, &error));
-      double ms = t / 1e9, ratio = ms / row->latency_ms;
+      double ms = lowered_ms (a, p, &s, k), ratio = ms / row->latency_ms;
       g_test_message ("h100 %s %" G_GINT64_FORMAT "^3: %.3f ms simulated, "
                       "%.3f measured (%+.1f%%)", gs_dtype_name (row->dtype),
                       row->M, ms, row->latency_ms, 100 * (ratio - 1));
@@ -474,15 +494,11 @@ test_misaligned_h100 (void)
       const GsMeasureRow *row = &g_array_index (set->rows, GsMeasureRow, r);
       if ((row->K != 50257 && row->K != 30522) || row->dtype == GS_DTYPE_FP32)
         continue;
-      GsGemmShape s;   /* the row's N is the reduction, K the columns */
-      shape (&s, row->M, row->K, row->N, 1, row->dtype, GS_LAYOUT_TN);
-      s.bias = FALSE;
+      GsGemmShape s;
+      row_shape (&s, row, GS_LAYOUT_TN);
       g_assert_cmpint (gs_gemm_align_bytes (&s), <, 16);
       g_autoptr (GArray) k = gs_test_kernels_new ();
-      g_assert_true (gs_gemm_lower (a, p, &s, NULL, k, &error));
-      GsTime t = 0;
-      g_assert_true (gs_fit_run (a, k, &t, &error));
-      double ms = t / 1e9, ratio = ms / row->latency_ms;
+      double ms = lowered_ms (a, p, &s, k), ratio = ms / row->latency_ms;
       const char *name = g_array_index (k, GsKernel, 0).name;
       g_test_message ("h100 %s %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT
                       " x %" G_GINT64_FORMAT ": %s %.3f ms simulated, %.3f "
@@ -533,14 +549,11 @@ test_measured_h100_tensor (void)
       gboolean head = row->K == 50272;
       if (!head && !gs_measure_is_holdout (row))
         continue;
-      GsGemmShape s;   /* the row's N is the reduction, K the columns */
-      shape (&s, row->M, row->K, row->N, 1, row->dtype, GS_LAYOUT_TN);
-      s.bias = FALSE;
+      GsGemmShape s;
+      row_shape (&s, row, GS_LAYOUT_TN);
       g_autoptr (GArray) k = gs_test_kernels_new ();
-      g_assert_true (gs_gemm_lower (a, p, &s, NULL, k, &error));
-      GsTime t = 0;
-      g_assert_true (gs_fit_run (a, k, &t, &error));
-      double ms = t / 1e9, ape = 100 * fabs (ms / row->latency_ms - 1);
+      double ms = lowered_ms (a, p, &s, k);
+      double ape = 100 * fabs (ms / row->latency_ms - 1);
       g_test_message ("h100 %s %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT
                       " x %" G_GINT64_FORMAT ": %.4f ms simulated, %.4f "
                       "measured (%.1f%%)", gs_dtype_name (row->dtype), row->M,
@@ -622,13 +635,9 @@ test_fit_unknown_tensor (void)
       if (!gs_measure_is_holdout (r) || g_strcmp0 (r->op, "linear") != 0)
         continue;
       GsGemmShape s;
-      shape (&s, r->M, r->K, r->N, 1, r->dtype, GS_LAYOUT_TN);
-      s.bias = FALSE;
+      row_shape (&s, r, GS_LAYOUT_TN);
       g_autoptr (GArray) k = gs_test_kernels_new ();
-      g_assert_true (gs_gemm_lower (a, p, &s, NULL, k, &error));
-      GsTime t = 0;
-      g_assert_true (gs_fit_run (a, k, &t, &error));
-      sum += 100 * fabs (t / 1e9 / r->latency_ms - 1);
+      sum += 100 * fabs (lowered_ms (a, p, &s, k) / r->latency_ms - 1);
       n++;
     }
   g_test_message ("default efficiency: holdout %.2f%%", sum / n);
