@@ -405,6 +405,17 @@ load_source_data (const char *first, ...)
   return set;
 }
 
+/* A's GEMM library parameters, as its arch file gives them. */
+static GsGemmParams *
+arch_params (const GsArch *a)
+{
+  GError *error = NULL;
+  GsGemmParams *p = gs_gemm_params_new ();
+  g_assert_true (gs_gemm_params_load (p, a, &error));
+  g_assert_no_error (error);
+  return p;
+}
+
 /* The shape of a measured single GEMM called without a bias: the row's M
  * rows, its N the reduction, its K the columns. */
 static void
@@ -444,10 +455,8 @@ test_public_h100 (void)
 {
   g_autoptr (GsMeasureSet) set = load_source_data ("data", "public", "h100-cublas",
                                                    "gemm.csv", NULL);
-  GError *error = NULL;
   g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
-  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
-  g_assert_true (gs_gemm_params_load (p, a, &error));
+  g_autoptr (GsGemmParams) p = arch_params (a);
   int checked[GS_DTYPE_COUNT] = { 0 };
   for (guint r = 0; r < set->rows->len; r++)
     {
@@ -484,10 +493,8 @@ test_misaligned_h100 (void)
 {
   g_autoptr (GsMeasureSet) set = load_source_data ("data", "measured", "h100-sxm5-80gb",
                                                    "gemm-linear-rerun.csv", NULL);
-  GError *error = NULL;
   g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
-  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
-  g_assert_true (gs_gemm_params_load (p, a, &error));
+  g_autoptr (GsGemmParams) p = arch_params (a);
   int checked = 0;
   for (guint r = 0; r < set->rows->len; r++)
     {
@@ -515,7 +522,7 @@ test_misaligned_h100 (void)
   shape (&s, 2048, 50272, 1280, 1, GS_DTYPE_BF16, GS_LAYOUT_TN);
   g_assert_cmpint (gs_gemm_align_bytes (&s), ==, 16);
   g_autoptr (GArray) k = gs_test_kernels_new ();
-  g_assert_true (gs_gemm_lower (a, p, &s, NULL, k, &error));
+  lowered_ms (a, p, &s, k);
   g_assert_nonnull (strstr (g_array_index (k, GsKernel, 0).name, "sm90_xmma"));
 }
 
@@ -534,10 +541,8 @@ test_measured_h100_tensor (void)
   g_autoptr (GsMeasureSet) set = load_source_data ("data", "measured",
                                                    "h100-sxm5-80gb",
                                                    "gemm.csv", NULL);
-  GError *error = NULL;
   g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
-  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
-  g_assert_true (gs_gemm_params_load (p, a, &error));
+  g_autoptr (GsGemmParams) p = arch_params (a);
   double sum[GS_DTYPE_COUNT] = { 0 };
   int n[GS_DTYPE_COUNT] = { 0 }, heads = 0;
   for (guint r = 0; r < set->rows->len; r++)
