@@ -454,6 +454,18 @@ descend (Ctx *c, GPtrArray *families, GHashTable *counts, int rounds)
     }
 }
 
+/* The training samples fitted on the model's own choice (SELECTED) or on
+ * their measured kernel (not). */
+static GPtrArray *
+train_where (Ctx *c, gboolean selected)
+{
+  GPtrArray *out = g_ptr_array_new ();
+  for (guint i = 0; i < c->train->len; i++)
+    if (((Sample *) c->train->pdata[i])->selected == selected)
+      g_ptr_array_add (out, c->train->pdata[i]);
+  return out;
+}
+
 /* Moves the best family's shortfall beyond GS_FIT_GEMM_BEST_EFF into the
  * sustained clock.  Only families with at least a tenth of the rows vote,
  * so a rarely used kernel cannot set the clock. */
@@ -463,18 +475,10 @@ fit_clock (Ctx *c, GPtrArray *families)
   /* Only rows of a kernel the model knows vote: a family fitted on the
    * model's own choices (select_unknown) says how fast a newer library's
    * kernels run, not how far the clock falls below the boost. */
+  g_autoptr (GPtrArray) measured = train_where (c, FALSE);
   g_autoptr (GHashTable) known = g_hash_table_new (g_str_hash, g_str_equal);
-  int total = 0;
-  for (guint i = 0; i < c->train->len; i++)
-    {
-      const Sample *s = c->train->pdata[i];
-      if (s->selected)
-        continue;
-      gpointer n = g_hash_table_lookup (known, s->family);
-      g_hash_table_insert (known, s->family,
-                           GINT_TO_POINTER (GPOINTER_TO_INT (n) + 1));
-      total++;
-    }
+  g_ptr_array_unref (families_of (measured, known));
+  int total = (int) measured->len;
   double best = 0;
   for (guint i = 0; i < families->len; i++)
     {
@@ -741,10 +745,7 @@ reselect (Ctx *c)
 static GPtrArray *
 selected_families (Ctx *c)
 {
-  g_autoptr (GPtrArray) sel = g_ptr_array_new ();
-  for (guint i = 0; i < c->train->len; i++)
-    if (((Sample *) c->train->pdata[i])->selected)
-      g_ptr_array_add (sel, c->train->pdata[i]);
+  g_autoptr (GPtrArray) sel = train_where (c, TRUE);
   g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
   return families_of (sel, counts);
 }
