@@ -77,9 +77,8 @@ def measured_class(r):
 
 def family(kernel):
     """A kernel name without template arguments or its argument list."""
-    k = kernel
     depth, out = 0, []
-    for ch in k:
+    for ch in kernel:
         if ch in "<(":
             depth += 1
         elif ch in ">)":
