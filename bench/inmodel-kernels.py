@@ -139,6 +139,8 @@ def main():
     ap.add_argument("--top", type=int, default=15,
                     help="kernel families listed (default 15)")
     args = ap.parse_args(argv)
+    if not os.path.exists(args.trace):
+        sys.exit("inmodel-kernels: %s: no such file" % args.trace)
     run_args = extra or run_args_from_name(args.trace, args.models)
 
     with tempfile.TemporaryDirectory() as tmp:
