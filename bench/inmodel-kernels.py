@@ -49,7 +49,7 @@ CPU_OP_CLASS = [
     (r"aten::.*layer_norm.*", "norm"),
     (r"aten::(mm|addmm|bmm|matmul|linear|baddbmm)", "gemm"),
     (r"aten::.*(scaled_dot_product|flash|efficient_attention)", "attention"),
-    (r"aten::_(foreach|fused_adam)", "optimizer"),
+    (r"aten::_(foreach|fused_adam).*", "optimizer"),
 ]
 
 
