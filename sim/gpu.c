@@ -212,10 +212,42 @@ horizon_error (GError **error, const Run *r, double ps)
 
 /* ------------------------------------------------------------- the model */
 
+/* What a block shares its memory rounds with: the SMs its kernel may use
+ * and the shares of L2 and DRAM bandwidth the GPU gives (1: all). */
+typedef struct {
+  int nsm;
+  double l2, dram;
+} Share;
+
+/* A round of dependent accesses (GsWork.serial_trips) waits out the
+ * latency TRIP (ps) and then the bytes of every block resident on the GPU,
+ * its own included, going through the busier of L2 and DRAM: nothing
+ * overlaps the wait, so the two add (throughput N / (latency + N /
+ * bandwidth) for N bytes in flight, where loads issued up front give
+ * min(N / latency, bandwidth)).  D holds one block's whole-GPU times. */
+static double
+serial_rounds (const GsArch *a, const GsKernel *k, const Share *sh,
+               const double D[N_RES], double trip, double fixed)
+{
+  const GsWork *w = &k->work;
+  GsOccupancy occ;
+  if (!gs_occupancy_compute (a, (int) gs_kernel_threads_per_block (k),
+                             (int) k->regs,
+                             (int) gs_kernel_smem_per_block (k), &occ, NULL)
+      || occ.blocks_per_sm < 1)
+    return 0;
+  double resident = MIN ((double) occ.blocks_per_sm * sh->nsm,
+                         (double) gs_kernel_blocks (k));
+  double through = MAX (D[R_L2] / MAX (sh->l2, 1e-9),
+                        D[R_DRAM] / MAX (sh->dram, 1e-9));
+  return hypot (w->serial_trips * trip + fixed, resident * through);
+}
+
 /* Demand vector and isolated time of one block of K at work scale 1. */
 static gboolean
 block_model (const GsArch *a, double clock_hz, const GsKernel *k,
-             double D[N_RES], double *T0, GsBound *bound, GError **error)
+             const Share *sh, double D[N_RES], double *T0, GsBound *bound,
+             GError **error)
 {
   const GsWork *w = &k->work;
   double f = clock_hz;
@@ -284,6 +316,14 @@ block_model (const GsArch *a, double clock_hz, const GsKernel *k,
   double dram_frac = l2 > 0 ? MIN (1.0, dram / l2) : 0;
   double trip = a->lat_l2 + dram_frac * MAX (0, a->lat_dram - a->lat_l2);
   double t_memlat = gbytes / (mlp_bytes * w->mlp) * trip / f * ps;
+  double fixed = (w->fixed_ns + a->cal.block_fixed_ns) * 1e3;
+  if (w->serial_trips > 0)
+    {
+      /* The block's fixed latency is part of its own latency, which the
+       * knee weighs against the bandwidth. */
+      t_memlat = serial_rounds (a, k, sh, D, trip / f * ps, fixed);
+      fixed = 0;
+    }
 
   /* Compute side and memory side; the block's own limits.  On a tie a
    * pipe is named rather than the issue slots feeding it. */
@@ -320,7 +360,6 @@ block_model (const GsArch *a, double clock_hz, const GsKernel *k,
       mem_b = GS_BOUND_DRAM;
     }
   double overlap = a->cal.mem_overlap;
-  double fixed = (w->fixed_ns + a->cal.block_fixed_ns) * 1e3;
   double t0 = MAX (t_comp, t_mem) + (1 - overlap) * MIN (t_comp, t_mem) + fixed;
   *bound = t_comp >= t_mem ? comp_b : mem_b;
   if (fixed > MAX (t_comp, t_mem))
@@ -334,7 +373,8 @@ gs_gpu_isolated_block_time (const GsGpu *g, const GsKernel *k, GsBound *bound)
 {
   double D[N_RES], T0;
   GsBound b = GS_BOUND_LATENCY;
-  if (!block_model (g->arch, g->clock_hz, k, D, &T0, &b, NULL))
+  Share sh = { g->nsm, g->cap_global[R_L2], g->cap_global[R_DRAM] };
+  if (!block_model (g->arch, g->clock_hz, k, &sh, D, &T0, &b, NULL))
     return 0;
   if (bound)
     *bound = b;
@@ -346,7 +386,8 @@ gs_gpu_block_alone_time (const GsArch *arch, const GsKernel *k)
 {
   double D[N_RES], T0;
   GsBound b = GS_BOUND_LATENCY;
-  if (!block_model (arch, gs_arch_clock_mhz (arch) * 1e6, k, D, &T0, &b,
+  Share sh = { arch->sm_count, 1, 1 };
+  if (!block_model (arch, gs_arch_clock_mhz (arch) * 1e6, k, &sh, D, &T0, &b,
                     NULL))
     return 0;
   return (GsTime) ceil (T0);
@@ -1506,8 +1547,10 @@ gs_gpu_submit (GsGpu *g, const GsKernel *k, guint *index, GError **error)
   if (!gs_occupancy_compute (g->arch, threads, (int) k->regs,
                              (int) gs_kernel_smem_per_block (k), &r->res.occ,
                              error)
-      || !block_model (g->arch, g->clock_hz, &r->k, r->D, &r->T0,
-                       &r->iso_bound, error)
+      || !block_model (g->arch, g->clock_hz, &r->k,
+                       &(Share) { g->nsm, g->cap_global[R_L2],
+                                  g->cap_global[R_DRAM] },
+                       r->D, &r->T0, &r->iso_bound, error)
       || !within_horizon (g, r, &end_bound, error))
     {
       if (error && *error && k->name)

@@ -191,7 +191,8 @@ gs_kernel_validate (const GsKernel *k, GError **error)
   const GsWork *w = &k->work;
   const double fields[] = { w->fp32_ops, w->fp64_ops, w->int_ops, w->sfu_ops,
                             w->other_ops, w->ld_bytes, w->st_bytes,
-                            w->smem_bytes, w->fixed_ns, w->mma_flops };
+                            w->smem_bytes, w->fixed_ns, w->mma_flops,
+                            w->serial_trips };
   for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
     if (!finite_nonneg (fields[i]))
       BAD ("work values must be finite and not negative");

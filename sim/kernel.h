@@ -52,6 +52,14 @@ typedef struct {
                             * instruction count and the dependent chain
                             * (0: GS_TENSOR_FLOPS_PER_MMA, an m16n8k16) */
   double fixed_ns;         /* fixed latency per block: prologue, syncs, epilogue */
+  double serial_trips;     /* > 0: the block's global accesses come in this
+                            * many dependent rounds, one element per thread
+                            * each (a loop whose next load waits for the
+                            * store before it): every round costs its
+                            * latency plus the time the bytes of all the
+                            * GPU's resident blocks take through L2 or
+                            * DRAM, as nothing overlaps the wait (0: the
+                            * loads issue up front, mlp sets the latency) */
   gboolean wgmma;          /* the MMAs are Hopper warpgroup MMAs (wgmma); FALSE:
                             * warp-level mma.sync, which reaches only the
                             * arch's tensor.mma_sync_share of the dense rate */

@@ -233,6 +233,49 @@ test_streaming (void)
   gs_kernel_clear (&k[1]);
 }
 
+/* Dependent rounds (GsWork.serial_trips): each round's latency and the
+ * resident blocks' bytes through DRAM meet at the knee sqrt(L^2 + Q^2),
+ * where loads issued up front stream at the bandwidth. */
+static void
+test_serial_rounds (void)
+{
+  g_autoptr (GsArch) a = toy ();
+  GsKernel k;
+  gs_kernel_init (&k);
+  k.name = g_strdup ("rounds");
+  k.grid[0] = 640;                 /* 16 blocks per SM x 4 SMs: 10 waves */
+  k.block[0] = 128;
+  k.regs = 32;
+  k.work.ld_bytes = 1024;          /* two rounds of 4 bytes a thread */
+  k.work.st_bytes = 1024;
+  k.work.serial_trips = 2;
+  GsGpuOptions o = { .no_memo = TRUE };
+  g_autoptr (GsGpu) g = gs_test_simulate (a, &k, 1, &o);
+  /* Per block: 2 rounds x 500 cycles at 1 GHz = 1000 ns of latency; 64
+   * resident blocks x 2048 bytes at 100 GB/s = 1310.72 ns of DRAM. */
+  double block_ns = hypot (1000.0, 64 * 2048 / 100.0);
+  double expect = 10 * block_ns / 1e3;
+  double got = kernel_us (g, 0);
+  g_test_message ("serial rounds: %.3f us, knee %.3f us", got, expect);
+  g_assert_cmpfloat (fabs (got - expect) / expect, <, 0.01);
+  g_assert_cmpint (gs_gpu_result (g, 0)->bound, ==, GS_BOUND_LATENCY);
+
+  /* The same bytes loaded up front stream at the DRAM's rate. */
+  k.work.serial_trips = 0;
+  g_autoptr (GsGpu) g0 = gs_test_simulate (a, &k, 1, &o);
+  double stream = 640 * 2048 / 100.0 / 1e3;
+  g_assert_cmpfloat (fabs (kernel_us (g0, 0) - stream) / stream, <, 0.01);
+  g_assert_cmpint (gs_gpu_result (g0, 0)->bound, ==, GS_BOUND_DRAM);
+
+  /* Half the bandwidth (an MPS or MIG share): the rounds wait longer. */
+  GsGpuOptions h = { .no_memo = TRUE, .dram_fraction = 0.5 };
+  k.work.serial_trips = 2;
+  g_autoptr (GsGpu) gh = gs_test_simulate (a, &k, 1, &h);
+  double half = 10 * hypot (1000.0, 2 * 64 * 2048 / 100.0) / 1e3;
+  g_assert_cmpfloat (fabs (kernel_us (gh, 0) - half) / half, <, 0.01);
+  gs_kernel_clear (&k);
+}
+
 /* --------------------------------------------------------------- compute */
 
 static void
@@ -465,6 +508,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu/waves-h100", test_waves_h100);
   g_test_add_func ("/gpu/partial-wave", test_partial_wave);
   g_test_add_func ("/gpu/streaming", test_streaming);
+  g_test_add_func ("/gpu/serial-rounds", test_serial_rounds);
   g_test_add_func ("/gpu/compute-peak", test_compute_peak);
   g_test_add_func ("/gpu/mma-sync-share", test_mma_sync_share);
   g_test_add_func ("/gpu/latency-bound", test_latency_bound);

@@ -128,6 +128,16 @@ test_vectorized_or_not (void)
   g_assert_true (g_str_has_prefix (only (s)->name,
                                    "at::native::elementwise_kernel<128, 2"));
   g_assert_cmpuint (only (s)->grid[0], ==, (1000 * 1000 + 255) / 256);
+  /* Its elements go in dependent rounds, one a thread each; the
+   * vectorized kernel loads up front. */
+  g_assert_cmpfloat (only (s)->work.serial_trips, ==, 2);
+  g_assert_cmpfloat (only (v)->work.serial_trips, ==, 0);
+  GsOp h16 = op;
+  h16.dtype = GS_DTYPE_BF16;
+  g_autoptr (GArray) s16 = lower (a, &h16, NULL);
+  g_assert_true (g_str_has_prefix (only (s16)->name,
+                                   "at::native::elementwise_kernel<128, 4"));
+  g_assert_cmpfloat (only (s16)->work.serial_trips, ==, 4);
 
   /* A measured hint names the unrolled (misaligned) kernel. */
   GsKernelHint h = { "at::native::unrolled_elementwise_kernel<add>",

@@ -182,6 +182,7 @@ fill_work (const MemLower *L, const MemSpec *s, const GsOccupancy *occ,
   double per_warp = (w->ld_bytes + w->st_bytes) / MAX (warps, 1);
   w->mlp = MAX (1.0, per_warp / (WARP_REQUEST_BYTES * MAX (s->trips, 1.0)));
   w->ilp = MAX (1.0, s->ilp);
+  w->serial_trips = s->serial ? MAX (1.0, s->trips) : 0;
   w->fixed_ns = s->fixed_cycles / gs_arch_clock_mhz (L->arch) * 1e3
                 + s->fixed_ns;
 }

@@ -39,6 +39,9 @@ typedef struct {
   double misaligned_rows;   /* rows whose start is not 32-byte aligned */
   double alu, sfu, other;   /* thread-level operations */
   double trips;             /* dependent global round trips per warp */
+  gboolean serial;          /* the trips are rounds of one element per
+                             * thread, each waiting for the last one's
+                             * store (GsWork.serial_trips) */
   double ilp;               /* independent instructions per warp (>= 1) */
   double fixed_cycles;      /* block-wide reductions, barriers (SM cycles) */
   double fixed_ns;          /* further fixed latency per block, ns */

@@ -7,7 +7,8 @@
  * (one vector load per operand), grid = ceil(N / 512); misaligned operands
  * get unrolled_elementwise_kernel with the same grid and scalar loads;
  * broadcast or permuted operands the legacy elementwise_kernel<128, U>
- * with an offset calculator, U = 2 for 4-byte types and 4 otherwise.  An
+ * with an offset calculator, U = 2 for 4-byte types and 4 otherwise, its
+ * U elements per thread in dependent rounds (GsWork.serial_trips).  An
  * op whose byte offsets overflow int32 is split in halves until each piece
  * fits (TensorIteratorBase::with_32bit_indexing): several launches.
  * NeuSight's kernels.csv shows exactly these grids (grid = ceil(N/512) up
@@ -105,7 +106,12 @@ pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
                     : VEC_OPERAND_OVERHEAD * operands / 4.0;
   s.other = 128.0 * VEC_THREAD_OVERHEAD
             + elems * (per_elem + mem_pointwise_other (name)) + cvt;
-  s.trips = 1;                 /* every load of a thread issues up front */
+  /* The vectorized and unrolled kernels load all of a thread's elements
+   * up front.  The legacy kernel's loop calls its functor once per element
+   * (load, compute, store through char pointers), and a load may not pass
+   * the store before it: U rounds, each waiting on the memory system. */
+  s.trips = path == MEM_PW_STRIDED ? unroll : 1;
+  s.serial = path == MEM_PW_STRIDED;
   s.ilp = per_thread;
   return mem_emit (L, &s, error);
 }

@@ -168,6 +168,10 @@ static const GsParam kernel_params[] = {
     "memory-level parallelism of a warp, relative to the arch default" },
   { "work.fixed_ns", GS_PARAM_DOUBLE, WOFF (fixed_ns), "ns", 0, NULL, 0, 1e12,
     0, "fixed latency per block (prologue, barriers, epilogue)" },
+  { "work.serial_trips", GS_PARAM_DOUBLE, WOFF (serial_trips), "", 0, NULL,
+    0, 1e6, 0, "dependent rounds of global accesses per block, each "
+    "waiting out its latency and the resident blocks' bytes (0: loads "
+    "issue up front)" },
   { "work.mma_flops", GS_PARAM_DOUBLE, WOFF (mma_flops), "FLOPs", 0, NULL, 0,
     BIG, 0, "FLOPs of one warp's MMA instruction (0: an m16n8k16's 4096)" },
   { "work.wgmma", GS_PARAM_BOOL, WOFF (wgmma), "", 0, NULL, 0, 1, 0,
