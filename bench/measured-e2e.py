@@ -12,13 +12,17 @@ dtype and over all, the mean absolute percentage error, the worst error
 and how many runs are off by more than 10%.
 
 The measurements in data/measured/ were taken with newer PyTorch and
-transformers than the reference gpusim models (PyTorch 2.1, transformers
-4.36; docs/models.md): their host costs and some kernels differ, and the
-figures say how far gpusim carries to that software as it is.
+transformers than the reference gpusim models by default (PyTorch 2.1,
+transformers 4.36; docs/models.md).  Each run is predicted with the op
+lists of the transformers release its CSV's header names (`# transformers:
+5.17.0` gives `--transformers 5`; Switch, which gpusim follows in 4.36
+only, keeps 4.36); --transformers 4.36 predicts every run with the
+reference's.  Their host costs differ too, and the figures say how far
+gpusim carries to that software.
 
 Usage: GPUSIM_ARCH_PATH=arch bench/measured-e2e.py [--gpusim PATH]
            [--arch ARCH] [--models DIR] [--spec-only] [--host-ratio R]
-           [--exclude MODEL ...] [--jobs N] CSV...
+           [--exclude MODEL ...] [--transformers VERSION] [--jobs N] CSV...
 Python 3 standard library only.
 """
 
@@ -35,12 +39,27 @@ def read_runs(paths):
     runs = []
     for p in paths:
         with open(p, newline="") as f:
-            rows = csv.DictReader(line for line in f if not line.startswith("#"))
-            for r in rows:
-                if r.get("error") or not r.get("e2e_ms"):
-                    continue
-                runs.append(r)
+            lines = f.readlines()
+        release = None
+        for line in lines:
+            if line.startswith("# transformers:"):
+                release = line.split(":", 1)[1].strip()
+        rows = csv.DictReader(line for line in lines if not line.startswith("#"))
+        for r in rows:
+            if r.get("error") or not r.get("e2e_ms"):
+                continue
+            r["_transformers"] = release
+            runs.append(r)
     return runs
+
+
+def transformers_arg(args, r):
+    """gpusim's --transformers for run R: 5 where it was measured under
+    transformers 5 (Switch excepted), else none (4.36)."""
+    release = args.transformers or r.get("_transformers") or "4.36"
+    if release.split(".")[0] == "5" and not r["model"].startswith("switch"):
+        return ["--transformers", "5"]
+    return []
 
 
 def predict(args, r):
@@ -52,6 +71,7 @@ def predict(args, r):
            "--format", "json"]
     if r["model"].startswith("switch"):
         cmd += ["--moe", "hf"]
+    cmd += transformers_arg(args, r)
     if args.spec_only:
         cmd.append("--spec-only")
     if args.host_ratio:
@@ -83,6 +103,9 @@ def main():
     ap.add_argument("--host-ratio", type=float,
                     help="the host's speed as model_runs.host_ratio (times the "
                     "reference host's costs; default: the arch file's)")
+    ap.add_argument("--transformers", metavar="VERSION",
+                    help="predict every run with this transformers release's "
+                    "op lists (default: the one each CSV's header names)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
     runs = [r for r in read_runs(args.csv) if r["model"] not in args.exclude]

@@ -6,8 +6,8 @@
  *
  * A KEY is an arch parameter (sm.count: gs_arch_set, as `run --set` does),
  * a run option (batch, seq, mode, runtime, dtype, gen-tokens, attention,
- * optimizer, moe, routing, checkpointing: the value replaces the option's)
- * or arch (a GPU per value).  Every point of the cartesian product of the lists is simulated.
+ * optimizer, moe, routing, checkpointing, transformers: the value replaces
+ * the option's) or arch (a GPU per value).  Every point of the cartesian product of the lists is simulated.
  * One CSV row per point: the values, total_ms, forward_ms, backward_ms,
  * optimizer_ms, the speedup over the arch as given running the point's
  * run options, tokens_per_s, memory_gib (what `run` reports as
@@ -113,7 +113,8 @@ parse_args (int *argc, char ***argv, SweepArgs *a, GError **error)
     "skipped: why a point could not be predicted (it does not fit, ...),\n"
     "its figures left empty; the other points still run.  A KEY is an\n"
     "arch parameter, a run option (batch, seq, mode, runtime, dtype,\n"
-    "gen-tokens, attention, optimizer, moe, routing, checkpointing) or\n"
+    "gen-tokens, attention, optimizer, moe, routing, checkpointing,\n"
+    "transformers) or\n"
     "arch (a GPU per value, or all: every GPU 'gpusim arch list' shows),\n"
     "e.g. --set batch=1,8,32 --set arch=h100,a100.  WORKLOAD -: standard\n"
     "input.");
@@ -157,7 +158,7 @@ point_clear (gpointer p)
 /* The run options an axis may vary, as --set KEY takes them. */
 static const char *const option_keys[] = {
   "batch", "seq", "mode", "runtime", "dtype", "gen-tokens", "attention",
-  "optimizer", "moe", "routing", "checkpointing",
+  "optimizer", "moe", "routing", "checkpointing", "transformers",
 };
 
 static gboolean
@@ -183,7 +184,9 @@ option_field (GsPartitionArgs *args, const char *key, int **num, char ***str)
          : strcmp (key, "attention") == 0 ? &args->attention
          : strcmp (key, "optimizer") == 0 ? &args->optimizer
          : strcmp (key, "checkpointing") == 0 ? &args->checkpointing
-         : strcmp (key, "routing") == 0 ? &args->routing : &args->moe;
+         : strcmp (key, "routing") == 0 ? &args->routing
+         : strcmp (key, "transformers") == 0 ? &args->transformers
+         : &args->moe;
 }
 
 /* Does ARGS give run option KEY? */

@@ -50,6 +50,9 @@ gs_partition_args_add (GOptionContext *ctx, GsPartitionArgs *a,
       "forward recomputed in the backward)", "HOW" },
     { "moe", 0, 0, G_OPTION_ARG_STRING, &a->moe,
       "Switch sparse MLP: harness (padded experts, default) or hf", "IMPL" },
+    { "transformers", 0, 0, G_OPTION_ARG_STRING, &a->transformers,
+      "transformers release whose modules the op lists follow: 4.36 "
+      "(default) or 5 (gpt2, bert and opt)", "VERSION" },
     { "routing", 0, 0, G_OPTION_ARG_STRING, &a->routing,
       "MoE routing: identical (every token picks the same experts, as the "
       "reference inputs do; inference default) or balanced (tokens spread "
@@ -92,6 +95,7 @@ gs_partition_args_clear (GsPartitionArgs *a)
   g_free (a->optimizer);
   g_free (a->checkpointing);
   g_free (a->moe);
+  g_free (a->transformers);
   g_free (a->routing);
   g_free (a->decode_samples);
   memset (a, 0, sizeof *a);
@@ -142,6 +146,7 @@ gs_partition_args_workload (const GsPartitionArgs *a, GsWorkloadOptions *o,
   o->checkpointing = a->checkpointing;
   o->mig = a->mig;
   o->moe = a->moe;
+  o->transformers = a->transformers;
   o->routing = a->routing;
   return TRUE;
 }

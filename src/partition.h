@@ -25,6 +25,7 @@ typedef struct {
   int gen_tokens;          /* GS_CLI_UNSET: not given (0: no decode) */
   char *decode_samples;
   char *mode, *runtime, *dtype, *attention, *optimizer, *moe, *routing;
+  char *transformers;
   char *checkpointing;
 } GsPartitionArgs;
 

@@ -416,10 +416,12 @@ write_header (FILE *out, const GsProgram *prog, const GsGpu *gpu)
                  gs_runtime_name (prog->runtime));
     }
   else if (prog->model)
-    fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s%s%s%s\n",
+    fprintf (out, "  model %s, %s, batch %d, seq %d, %s runtime, %s%s%s%s%s\n",
              prog->model, prog->mode ? prog->mode : "inference", prog->batch,
              prog->seq, gs_runtime_name (prog->runtime),
              gs_dtype_name (prog->dtype),
+             prog->transformers && strcmp (prog->transformers, "4.36") != 0
+             ? ", transformers 5 modules" : "",
              prog->checkpoint ? ", layers checkpointed (their forward run "
                                 "again in the backward)" : "",
              prog->routing == NULL ? ""
@@ -758,6 +760,11 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
       json_builder_add_int_value (b, prog->seq);
       json_builder_set_member_name (b, "checkpointing");
       json_builder_add_string_value (b, prog->checkpoint ? "layers" : "none");
+      if (prog->transformers)
+        {
+          json_builder_set_member_name (b, "transformers");
+          json_builder_add_string_value (b, prog->transformers);
+        }
       if (prog->routing)
         {
           json_builder_set_member_name (b, "routing");

@@ -138,6 +138,35 @@ test_vectorized_or_not (void)
   g_assert_true (g_str_has_prefix (only (s16)->name,
                                    "at::native::elementwise_kernel<128, 4"));
   g_assert_cmpfloat (only (s16)->work.serial_trips, ==, 4);
+  /* The offset calculator walks the dimensions the operands do not share
+   * contiguously, a division and a multiply-add per operand each: a 0-dim
+   * tensor operand collapses them all to one, a mask broadcast over the
+   * heads keeps three (19 instructions per dimension per element, 256
+   * elements a block in fp32). */
+  GsOp b3 = op;
+  b3.bcast_elems = 10000;
+  g_autoptr (GArray) sb = lower (a, &b3, NULL);
+  g_assert_cmpfloat (only (sb)->work.other_ops - only (s)->work.other_ops,
+                     ==, 2 * 19.0 * 256);
+  /* matmul's copy of a head-split view (a clone marked strided) runs the
+   * offset-calculator kernel over four dimensions; a contiguous clone is
+   * vectorized. */
+  GsOp cp;
+  gs_op_init (&cp);
+  cp.kind = GS_OP_COPY;
+  cp.name = g_strdup ("clone");
+  cp.dtype = GS_DTYPE_BF16;
+  cp.rows = 4096;
+  cp.cols = 64;
+  g_autoptr (GArray) cv = lower (a, &cp, NULL);
+  g_assert_true (strstr (only (cv)->name, "vectorized_elementwise_kernel"));
+  cp.strided = TRUE;
+  g_autoptr (GArray) cs = lower (a, &cp, NULL);
+  g_assert_true (g_str_has_prefix (only (cs)->name,
+                                   "at::native::elementwise_kernel<128, 4"));
+  g_assert_cmpfloat (only (cs)->work.other_ops / 512, >,
+                     only (sb)->work.other_ops / 256);
+  gs_op_clear (&cp);
 
   /* A measured hint names the unrolled (misaligned) kernel. */
   GsKernelHint h = { "at::native::unrolled_elementwise_kernel<add>",

@@ -53,6 +53,7 @@ typedef struct {
   const char *mode, *attention, *optimizer, *moe, *routing;
   int runtime, dtype;
   const char *checkpointing;
+  const char *transformers;
 } Req;
 
 static GsWorkloadOptions
@@ -71,6 +72,7 @@ options (const Req *r)
   o.moe = r->moe;
   o.routing = r->routing;
   o.checkpointing = r->checkpointing;
+  o.transformers = r->transformers;
   o.runtime = r->runtime ? r->runtime : -1;
   o.dtype = r->dtype ? r->dtype : -1;
   return o;
@@ -4617,6 +4619,109 @@ test_accuracy_gpt2 (void)
   check_accuracy ("gpt2_large", 4, 1024);
 }
 
+/* transformers 5's modules (--transformers 5), against 4.36's.  GPT-2:
+ * the key and value views copied into the returned cache by torch.cat
+ * (the offset-calculator kernel), so matmul copies only the queries and
+ * v; the scores multiplied by the scale, plus the [B, 1, S, S] mask the
+ * model made once, softmax in the scores' dtype, no where(), no
+ * torch.full.  BERT: the scale a multiplication, no mask.  OPT: q * scale
+ * as before, the cache's cats instead of _shape's contiguous copies, the
+ * scores times 1.0 and plus the mask, no torch.max and no wait for the
+ * GPU, softmax(dtype=float32): in bf16 a conversion, the softmax in fp32
+ * and a conversion back. */
+static void
+test_transformers_5 (void)
+{
+  Req r4 = { .batch = 2, .seq = 16 };
+  Req r5 = { .batch = 2, .seq = 16, .transformers = "5" };
+  g_autoptr (GsModelPlan) g4 = plan_fixture ("tiny-gpt2.json", &r4);
+  g_autoptr (GsModelPlan) g5 = plan_fixture ("tiny-gpt2.json", &r5);
+  g_autofree char *a4 = op_names (g4, "h.0.attn");
+  g_autofree char *a5 = op_names (g5, "h.0.attn");
+  g_assert_cmpstr (a4, ==, "addmm clone clone bmm full div full where _softmax "
+                   "clone bmm contiguous addmm");
+  g_assert_cmpstr (a5, ==, "addmm cat cat clone bmm mul add _softmax bmm "
+                   "contiguous addmm");
+  const GsOp *cat = find_op (g5, 0, "h.0.attn", "cat");
+  g_assert_cmpint (gs_op_elems (cat), ==, 2 * 16 * 64);
+  const GsOp *q = find_op (g5, 0, "h.0.attn", "clone");
+  g_assert_true (q->strided);
+  const GsOp *mask = find_op (g5, 0, "h.0.attn", "add");
+  g_assert_cmpint (mask->bcast_elems, ==, 2 * 16 * 16);
+  /* Training: the same list with the dropouts. */
+  Req t5 = r5;
+  t5.mode = "training";
+  g_autoptr (GsModelPlan) gt = plan_fixture ("tiny-gpt2.json", &t5);
+  g_assert_cmpuint (count_tagged (gt, "h.0.attn", GS_PHASE_FORWARD, GS_OP_COPY,
+                                  "cat"), ==, 2);
+
+  g_autoptr (GsModelPlan) b4 = plan_fixture ("tiny-bert.json", &r4);
+  g_autoptr (GsModelPlan) b5 = plan_fixture ("tiny-bert.json", &r5);
+  g_autofree char *s4 = op_names (b4, "layer.0.attention.self");
+  g_autofree char *s5 = op_names (b5, "layer.0.attention.self");
+  g_assert_cmpstr (s4, ==, "addmm addmm addmm clone clone bmm div add "
+                   "_softmax clone bmm contiguous");
+  g_assert_cmpstr (s5, ==, "addmm addmm addmm clone clone bmm mul _softmax "
+                   "clone bmm contiguous");
+
+  Req o4 = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
+  Req o5 = o4;
+  o5.transformers = "5.17";
+  g_autoptr (GsModelPlan) p4 = plan_fixture ("tiny-opt.json", &o4);
+  g_autoptr (GsModelPlan) p5 = plan_fixture ("tiny-opt.json", &o5);
+  g_autofree char *x4 = op_names (p4, "layers.0.self_attn");
+  g_autofree char *x5 = op_names (p5, "layers.0.self_attn");
+  g_assert_cmpstr (x4, ==, "addmm mul addmm contiguous addmm contiguous "
+                   "contiguous bmm add maximum _softmax bmm contiguous "
+                   "addmm");
+  g_assert_cmpstr (x5, ==, "addmm mul addmm addmm cat cat clone bmm mul add "
+                   "_to_copy _softmax _to_copy bmm contiguous addmm");
+  g_assert_cmpuint (count_waits (p4, "layers.0.self_attn"), ==, 1);
+  g_assert_cmpuint (count_waits (p5, "layers.0.self_attn"), ==, 0);
+  const GsOp *sm = find_op (p5, 0, "layers.0.self_attn", "_softmax");
+  g_assert_cmpint (sm->dtype, ==, GS_DTYPE_FP32);
+}
+
+/* --transformers: a release other than 4.36 and 5 is refused, and 5 where
+ * its op lists are not followed (another family, the compiled runtime,
+ * SDPA attention, decode steps) exits with a prediction error naming
+ * the config. */
+static void
+test_transformers_refused (void)
+{
+  static const struct {
+    const char *file, *version, *mode;
+    int runtime;
+    const char *attention;
+    int code;
+    const char *says;
+  } cases[] = {
+    { "tiny-gpt2.json", "4.40", NULL, 0, NULL, GS_ERROR_USAGE, "use 4.36 or 5" },
+    { "tiny-llama.json", "5", NULL, 0, NULL, GS_ERROR_PREDICT,
+      "for gpt2, bert and opt models" },
+    { "tiny-gpt2.json", "5", NULL, GS_RUNTIME_COMPILED, NULL,
+      GS_ERROR_PREDICT, "under the eager runtime" },
+    { "tiny-bert.json", "5", NULL, 0, "sdpa", GS_ERROR_PREDICT,
+      "with eager attention" },
+    { "tiny-opt.json", "5", "inference", 0, NULL, GS_ERROR_PREDICT,
+      "not decode steps" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Req r = { .batch = 2, .seq = 16, .transformers = cases[i].version,
+                .mode = cases[i].mode, .runtime = cases[i].runtime,
+                .attention = cases[i].attention,
+                .gen = cases[i].mode ? 4 : -1 };
+      g_autofree char *f = fixture (cases[i].file);
+      GsWorkloadOptions o = options (&r);
+      g_autoptr (GError) error = NULL;
+      GsModelPlan *p = gs_model_plan (f, &o, NULL, &error);
+      g_assert_null (p);
+      g_assert_error (error, GS_ERROR, cases[i].code);
+      g_assert_nonnull (strstr (error->message, cases[i].says));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -4687,6 +4792,9 @@ main (int argc, char **argv)
   g_test_add_func ("/models/training/checkpointing", test_checkpointing);
   g_test_add_func ("/models/host/costs", test_host_costs);
   g_test_add_func ("/models/host/timeline", test_host_timeline);
+  g_test_add_func ("/models/transformers-5", test_transformers_5);
+  g_test_add_func ("/models/transformers-5/refused",
+                   test_transformers_refused);
   g_test_add_func ("/models/accuracy/bert-large-v100", test_accuracy_bert);
   g_test_add_func ("/models/accuracy/gpt2-large-v100", test_accuracy_gpt2);
   return g_test_run ();

@@ -27,9 +27,35 @@
  * plus 2 per operand). */
 #define VEC_THREAD_OVERHEAD 12.0
 #define VEC_OPERAND_OVERHEAD 2.0
-/* The offset calculator costs about 6 integer operations per operand per
- * element for the 2-3 collapsed dimensions of typical views. */
-#define STRIDED_OPERAND_OVERHEAD 6.0
+/* The offset calculator's cost per element: for each dimension of the
+ * collapsed iteration space an integer division (multiply-high, shift,
+ * multiply-subtract) and a multiply-add per operand, in a chain, besides
+ * the loop, bounds and address work of every element.  Fitted on the
+ * H100's bf16 model runs (data/measured/h100-sxm5-80gb/profiles/, where
+ * these kernels issue-bind): a [B,H,S,D] head copy from its permuted view
+ * (4 dimensions) about 0.018 ms for 5.2 M elements, the causal mask add
+ * [B,H,S,S] + [B,1,S,S] (3) 0.24 ms for 84 M; docs/kernel-library.md. */
+#define STRIDED_ELEM_OVERHEAD 23.0
+#define STRIDED_DIM_OVERHEAD 19.0
+
+/* Dimensions the offset calculator walks for OP (TensorIterator collapses
+ * the ones every operand walks contiguously): a head copy of a permuted
+ * 4-D view keeps 4; a mask or bias broadcast over the heads 3; a 0-dim
+ * tensor operand (stride 0 everywhere) lets all of them collapse to 1;
+ * other broadcasts 2. */
+static int
+strided_dims (const GsOp *op)
+{
+  if (op == NULL)
+    return 2;
+  if (op->kind == GS_OP_COPY)
+    return 4;
+  if (op->bcast_elems > 0)
+    return 3;
+  if (op->n_small_in > 0)
+    return 1;
+  return 2;
+}
 
 /* Splits N elements as TensorIterator's 32-bit indexing does. */
 static void
@@ -101,7 +127,8 @@ pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
   /* Half and bfloat16 compute in fp32: a conversion per operand value. */
   double cvt = esz < 4 ? elems * operands : 0;
   double per_elem = path == MEM_PW_STRIDED
-                    ? STRIDED_OPERAND_OVERHEAD * operands
+                    ? STRIDED_ELEM_OVERHEAD
+                      + STRIDED_DIM_OVERHEAD * strided_dims (L->op)
                     : path == MEM_PW_UNROLLED ? VEC_OPERAND_OVERHEAD * operands
                     : VEC_OPERAND_OVERHEAD * operands / 4.0;
   s.other = 128.0 * VEC_THREAD_OVERHEAD
@@ -206,7 +233,8 @@ mem_lower_copy (MemLower *L, GError **error)
   const GsOp *op = L->op;
   int path = hinted_path (L->hint);
   if (path < 0)
-    path = is_layout_copy (op->name) ? MEM_PW_STRIDED : MEM_PW_VECTORIZED;
+    path = is_layout_copy (op->name) || op->strided ? MEM_PW_STRIDED
+                                                    : MEM_PW_VECTORIZED;
   return mem_pointwise (L, "copy", gs_op_elems (op), op->dtype, 1, 0, 1, 0,
                         0, (MemPwPath) path, error);
 }

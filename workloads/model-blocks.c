@@ -223,7 +223,9 @@ attn_fused (GsMb *b, const GsMbAttn *a, int q, int k, int v)
     {
       int64_t rows = b->batch * a->heads * a->seq_k;
       k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, rows, a->head_dim);
+      gs_mg_last (g)->op.strided = TRUE;
       v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, rows, a->head_dim);
+      gs_mg_last (g)->op.strided = TRUE;
       kvh = a->heads;
     }
   /* DeepSeek's values are narrower than its scores' heads: transformers'
@@ -460,7 +462,9 @@ gs_mb_attention (GsMb *b, const GsMbAttn *a, int q, int k, int v)
     {
       /* repeat_kv: expand + reshape copies each KV head n_rep times. */
       k = gs_mg_copy (g, "clone", GS_BW_EXPAND, k, B * H * sk, D);
+      gs_mg_last (g)->op.strided = TRUE;
       v = gs_mg_copy (g, "clone", GS_BW_EXPAND, v, B * H * sk, D);
+      gs_mg_last (g)->op.strided = TRUE;
       copy_k = copy_v = FALSE;
     }
   int ctx = inductor_sdpa (g, a)

@@ -113,6 +113,65 @@ linear_act_mlp (GsMb *b, int i, const char *scope, const char *up,
 
 /* ---------------------------------------------------------------- GPT-2 */
 
+/* transformers 5's create_causal_mask for eager attention, as traced:
+ * arange for the cache positions and key indices, their le() as a bool
+ * [S, S], and where() over it into a [B, 1, S, S] mask of the model's
+ * dtype (0 or finfo.min), which every layer adds to its scores. */
+static int
+causal_mask_v5 (GsMb *b)
+{
+  GsMg *g = b->g;
+  int64_t B = b->batch, S = b->seq;
+  gs_mg_host (g, GS_HOST_PY, 20);
+  gs_mg_fill (g, "arange", 1, S);
+  gs_mg_fill (g, "arange", 1, S);
+  gs_mg_pointwise (g, "le", GS_BW_NONE, -1, -1, S, S, 1, 0, FALSE);
+  gs_mg_fill (g, "full", 1, 1);
+  return gs_mg_pointwise (g, "where", GS_BW_NONE, -1, -1, B * S, S, 1, 0,
+                          FALSE);
+}
+
+
+/* GPT2Attention of transformers 5 (5.17, traced on an H100): the key and
+ * value views go through DynamicCache.update, a torch.cat onto an empty
+ * cache that copies each head-split view contiguous (the forward's
+ * use_cache default, in training too); so matmul copies only q.  Then
+ * eager_attention_forward: * scaling (a Python float), + the [B, 1, S, S]
+ * causal mask the model made once, softmax in the scores' dtype,
+ * attn_dropout, matmul with v, the heads merged. */
+static int
+gpt2_attn_v5 (GsMb *b, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t B = b->batch, T = B * b->seq, H = c->hidden, D = c->head_dim;
+  int qkv = gs_mg_linear (g, "c_attn", x, T, H, 3 * H, -1, TRUE, TRUE);
+  int p[3];
+  gs_mg_split (g, qkv, 3, p);
+  gs_mg_host (g, GS_HOST_PY, 9);
+  gs_mg_host (g, GS_HOST_VIEW, 6);         /* view + transpose, each */
+  int kv[2];
+  for (int j = 0; j < 2; j++)
+    {
+      kv[j] = gs_mg_copy (g, "cat", GS_BW_PASS, p[1 + j], T * c->heads, D);
+      if (!g->opt.checkpoint)
+        gs_mg_val (g, kv[j])->held = TRUE;   /* returned in the cache */
+    }
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.copy_k = a.copy_v = FALSE;
+  a.scale = c->scale_attn ? GS_MB_SCALE_MUL : GS_MB_SCALE_NONE;
+  a.mask = mask;
+  a.mask_per_query = TRUE;
+  a.p_drop = c->p_attn;
+  a.drop_module = TRUE;
+  gs_mg_host (g, GS_HOST_PY, 12);
+  int ctx = gs_mb_attention (b, &a, p[0], kv[0], kv[1]);
+  gs_mg_host (g, GS_HOST_PY, 6);
+  int o = gs_mg_linear (g, "c_proj", ctx, T, H, H, -1, TRUE, TRUE);
+  return gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
+}
+
 static int
 gpt2_attn (GsMb *b, int i, int x, int mask)
 {
@@ -121,6 +180,8 @@ gpt2_attn (GsMb *b, int i, int x, int mask)
   int64_t T = b->batch * b->seq, H = c->hidden;
   gs_mb_scope (b, i, "transformer.h.%d.attn", i);
   gs_mg_module (g);
+  if (g->opt.hf5)
+    return gpt2_attn_v5 (b, x, mask);
   int qkv = gs_mg_linear (g, "c_attn", x, T, H, 3 * H, -1, TRUE, TRUE);
   int p[3];
   gs_mg_split (g, qkv, 3, p);
@@ -306,7 +367,8 @@ gs_mb_gpt2 (GsMb *b)
   int64_t T = b->batch * b->seq, H = c->hidden;
   int wte, wpe;
   int64_t pos_rows = learned_positions (b, 1, &wte, &wpe);
-  int mask = !b->generate ? -1
+  int mask = g->opt.hf5 ? causal_mask_v5 (b)
+             : !b->generate ? -1
              : c->family == GS_HF_GPT_BIGCODE ? bigcode_mask (b)
                                               : gpt2_mask (b);
   gs_mb_scope (b, -1, "transformer.wte");
@@ -460,11 +522,58 @@ gs_mb_opt_attention (GsMb *b, const GsMbOptAttn *o)
   return gs_mg_linear (g, "out_proj", ctx, T, H, H, -1, bias, FALSE);
 }
 
+/* OPTAttention of transformers 5 (the module read in the 5 series'
+ * source; not traced): q_proj(h) * scaling; k_proj and v_proj viewed and
+ * transposed, then DynamicCache.update's torch.cat copies them contiguous
+ * (as GPT-2's, traced); eager_attention_forward with scaling 1.0:
+ * matmul (copying q's head-split view), * 1.0 (still a kernel), + the
+ * [B, 1, S, S] mask, softmax(dtype=float32) and .to(query.dtype) (in bf16
+ * a conversion, the softmax in fp32 and a conversion back; fp16 converts
+ * inside the softmax kernel), dropout, matmul with v, the heads merged,
+ * out_proj.  No torch.max, so no host-to-device copy of its scalar. */
+static int
+opt_attn_v5 (GsMb *b, int x, int mask)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int64_t T = b->batch * b->seq, H = c->hidden, D = c->head_dim;
+  gboolean bias = c->linear_bias;
+  int q = gs_mg_linear (g, "q_proj", x, T, H, H, -1, bias, FALSE);
+  q = gs_mg_pointwise (g, "mul", GS_BW_SCALE, q, -1, T, H, 1, 0, TRUE);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  int kv[2];
+  for (int j = 0; j < 2; j++)
+    {
+      kv[j] = gs_mg_linear (g, j ? "v_proj" : "k_proj", x, T, H, H, -1, bias,
+                            FALSE);
+      gs_mg_host (g, GS_HOST_VIEW, 2);
+    }
+  for (int j = 0; j < 2; j++)
+    {
+      kv[j] = gs_mg_copy (g, "cat", GS_BW_PASS, kv[j], T * c->heads, D);
+      if (!g->opt.checkpoint)
+        gs_mg_val (g, kv[j])->held = TRUE;   /* returned in the cache */
+    }
+  GsMbAttn a;
+  attn_defaults (b, &a);
+  a.copy_k = a.copy_v = FALSE;
+  a.scale = GS_MB_SCALE_MUL;
+  a.mask = mask;
+  a.mask_per_query = TRUE;
+  a.softmax_fp32 = TRUE;
+  a.p_drop = c->p_attn;
+  gs_mg_host (g, GS_HOST_PY, 10);
+  int ctx = gs_mb_attention (b, &a, q, kv[0], kv[1]);
+  return gs_mg_linear (g, "out_proj", ctx, T, H, H, -1, bias, FALSE);
+}
+
 static int
 opt_attn (GsMb *b, int i, int x, int mask)
 {
   gs_mb_scope (b, i, "model.decoder.layers.%d.self_attn", i);
   gs_mg_module (b->g);
+  if (b->g->opt.hf5)
+    return opt_attn_v5 (b, x, mask);
   GsMbOptAttn o = { x, FALSE, -1, 0, FALSE, mask, FALSE, TRUE };
   return gs_mb_opt_attention (b, &o);
 }
@@ -549,7 +658,8 @@ gs_mb_opt (GsMb *b)
   gs_mb_scope (b, -1, "model.decoder");
   if (!b->generate)       /* attention_mask = torch.ones(B, L) */
     gs_mg_fill (g, "ones", B, b->past + S);
-  int mask = gs_mb_causal_mask_4d (b, TRUE, 0);
+  int mask = g->opt.hf5 ? causal_mask_v5 (b)
+                        : gs_mb_causal_mask_4d (b, TRUE, 0);
   int pos = opt_positions (b);
   gs_mb_scope (b, -1, "model.decoder");
   if (P != H)

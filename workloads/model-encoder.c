@@ -70,7 +70,9 @@ bert_attention (GsMb *b, int i, int x, int mask)
   a.seq_q = a.seq_k = b->seq;
   a.copy_q = a.copy_k = a.copy_v = TRUE;
   a.q_view = a.k_view = a.v_view = TRUE;
-  a.scale = GS_MB_SCALE_DIV;
+  /* transformers 5's eager_attention_forward: * scaling, and + the mask
+   * only where one is needed (none without padding). */
+  a.scale = g->opt.hf5 ? GS_MB_SCALE_MUL : GS_MB_SCALE_DIV;
   a.mask = mask;
   a.bias = -1;
   a.p_drop = c->p_attn;
@@ -284,11 +286,24 @@ gs_mb_bert (GsMb *b)
   gs_mb_scope (b, -1, "%s", bert_base (b));
   bert_pad_check (b);
   gs_mg_host (g, GS_HOST_PY, 12);
-  /* attention_mask = torch.ones(B, S); extended: (1.0 - m) * finfo.min. */
-  gs_mg_fill (g, "ones", B, S);
-  gs_mg_host (g, GS_HOST_VIEW, 3);
-  gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
-  int mask = gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
+  int mask = -1;
+  if (g->opt.hf5)
+    {
+      /* transformers 5 (traced): no mask without padding; the buffered
+       * token_type_ids gathered and expanded to [B, S]. */
+      gs_mg_copy (g, "index", GS_BW_NONE, -1, 1, S);
+      gs_mg_copy (g, "expand", GS_BW_NONE, -1, B, S);
+    }
+  else
+    {
+      /* attention_mask = torch.ones(B, S); extended: (1.0 - m) *
+       * finfo.min. */
+      gs_mg_fill (g, "ones", B, S);
+      gs_mg_host (g, GS_HOST_VIEW, 3);
+      gs_mg_pointwise (g, "rsub", GS_BW_NONE, -1, -1, B, S, 1, 0, TRUE);
+      mask = gs_mg_pointwise (g, "mul", GS_BW_NONE, -1, -1, B, S, 1, 0,
+                              TRUE);
+    }
   int word;
   int h = bert_embeddings (b, &word);
   for (int i = 0; i < c->layers; i++)

@@ -243,13 +243,15 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
   GsHostClass host = GS_HOST_GEMM;
   g_autofree char *tag = make_tag (g, name);
   /* matmul reshapes [B,H,S,D] views to [B*H,S,D]; views whose batch dims
-   * cannot merge are copied contiguous first (same framework call).  An
+   * cannot merge are copied contiguous first (same framework call:
+   * reshape's clone of a permuted view, PyTorch's strided copy kernel).  An
    * operand broadcast over a batch dim (one K/V head for every query
    * head) is copied once per use: its gradient sums the copies back. */
   if (copy_a)
     {
       GsOp op;
       op_start (g, &op, GS_OP_COPY, "clone", batch * m, k);
+      op.strided = TRUE;
       op.tag = tag;
       int in[1] = { a };
       GsBwRule rule = gs_mg_val (g, a)->elems < batch * m * k
@@ -262,6 +264,7 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
     {
       GsOp op;
       op_start (g, &op, GS_OP_COPY, "clone", batch * k, n);
+      op.strided = TRUE;
       op.tag = tag;
       int in[1] = { b };
       GsBwRule rule = gs_mg_val (g, b)->elems < batch * k * n

@@ -129,6 +129,8 @@ typedef struct {
   gboolean balanced_routing; /* MoE: tokens spread evenly over experts
                               * (else identical tokens: one expert) */
   GsMgMoe moe;             /* how Switch's sparse MLP runs */
+  gboolean hf5;            /* the modules of transformers 5 (gpt2, bert,
+                            * opt), else 4.36's */
   gboolean compiled;       /* under torch.compile: code guarded by
                             * is_torchdynamo_compiling() takes that branch */
   gboolean checkpoint;     /* training: every transformer layer under

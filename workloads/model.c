@@ -40,6 +40,7 @@ typedef struct {
   gboolean checkpoint;     /* each layer's forward recomputed in training's
                             * backward (activation checkpointing) */
   GsMgMoe moe;
+  gboolean hf5;            /* op lists of transformers 5, not 4.36 */
   gboolean balanced;       /* MoE tokens spread evenly over the experts */
   int batch, seq, gen;
   int samples;             /* decode steps simulated at most (0: all) */
@@ -219,6 +220,23 @@ parse_moe (const GsWorkloadOptions *opt, Request *r, GError **error)
   return TRUE;
 }
 
+/* --transformers: the release whose modules the builders follow.  4.36
+ * (the reference measurements' release, docs/models.md) for every family;
+ * 5 (5.17 read and traced) where it has been followed op by op. */
+static gboolean
+parse_transformers (const GsWorkloadOptions *opt, Request *r, GError **error)
+{
+  const char *v = opt->transformers;
+  if (v == NULL || strcmp (v, "4") == 0 || strcmp (v, "4.36") == 0)
+    r->hf5 = FALSE;
+  else if (strcmp (v, "5") == 0 || g_str_has_prefix (v, "5."))
+    r->hf5 = TRUE;
+  else
+    return setting_error (error, opt->at.transformers, "transformers \"%s\": "
+                          "use 4.36 or 5", v);
+  return TRUE;
+}
+
 /* --routing: identical tokens all pick the same experts (the reference
  * inputs, torch.ones; the inference default) or spread evenly over them
  * (training's default: dropout makes the hidden states differ; and what
@@ -327,6 +345,7 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
   if (!parse_mode (opt, r, error) || !parse_attention (opt, r, error)
       || !parse_optimizer (opt, r, error) || !parse_moe (opt, r, error)
       || !parse_routing (opt, r, error)
+      || !parse_transformers (opt, r, error)
       || !parse_checkpointing (opt, r, error))
     return FALSE;
   r->runtime = opt->runtime >= 0 ? (GsRuntime) opt->runtime
@@ -340,6 +359,31 @@ resolve (const GsWorkloadOptions *opt, const GsHfConfig *cfg,
                    "not modelled; use --runtime eager or --checkpointing "
                    "none", cfg->file);
       return FALSE;
+    }
+  /* transformers 5 is followed for the eager runs of three families (the
+   * ones measured under it); anything else would be 4.36's op list under
+   * 5's name. */
+  if (r->hf5)
+    {
+      const char *why = NULL;
+      if (strcmp (cfg->model_type, "gpt2") != 0
+          && strcmp (cfg->model_type, "bert") != 0
+          && strcmp (cfg->model_type, "opt") != 0)
+        why = "for gpt2, bert and opt models";
+      else if (r->runtime != GS_RUNTIME_EAGER)
+        why = "under the eager runtime";
+      else if (r->attn != GS_ATTN_EAGER || r->sdpa)
+        why = "with eager attention";
+      else if (r->gen > 0 || r->decode)
+        why = "for prefill and training, not decode steps";
+      if (why)
+        {
+          g_set_error (error, GS_ERROR, GS_ERROR_PREDICT,
+                       "%s: transformers %s (model_type %s): its op lists "
+                       "are modelled only %s; use transformers 4.36",
+                       cfg->file, opt->transformers, cfg->model_type, why);
+          return FALSE;
+        }
     }
   r->dtype = opt->dtype >= 0 ? (GsDtype) opt->dtype : GS_DTYPE_FP32;
   if (r->dtype == GS_DTYPE_INT8 || r->dtype == GS_DTYPE_FP64)
@@ -784,6 +828,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
    * an even spread. */
   mo.balanced_routing = r.balanced;
   mo.moe = r.moe;
+  mo.hf5 = r.hf5;
   mo.compiled = r.runtime == GS_RUNTIME_COMPILED;
   mo.checkpoint = r.checkpoint;
   g_autoptr (GsMg) g = gs_mg_new (&mo);
@@ -808,6 +853,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   plan->note = g_strdup (cfg->note);
   plan->memory = mem;
   plan->checkpoint = r.checkpoint;
+  plan->transformers = r.hf5 ? "5" : "4.36";
   plan->routing = cfg->experts > 0 ? (r.balanced ? "balanced" : "identical")
                                    : NULL;
   GsRtPlan rp;
@@ -1040,6 +1086,7 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
   prog->note = g_strdup (plan->note);
   prog->memory = plan->memory;
   prog->checkpoint = plan->checkpoint;
+  prog->transformers = plan->transformers;
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (op_hash, op_equal, NULL,
                              (GDestroyNotify) g_array_unref);

@@ -50,6 +50,8 @@ typedef struct {
   char *note;              /* what the model leaves out (NULL: nothing) */
   GsModelMemory memory;    /* device memory it needs */
   gboolean checkpoint;     /* training with checkpointed layers */
+  const char *transformers; /* the release the op list follows, "4.36"
+                             * or "5" (a static string) */
   GsProgressFunc progress; /* told of lowering and of the simulation that
                             * settles the host's waits (NULL: none) */
   void *progress_data;

@@ -91,6 +91,9 @@ typedef struct {
   double alu_per_elem;     /* ALU operations per element */
   double sfu_per_elem;     /* transcendental operations per element */
   gboolean scalar_operand; /* tensor-scalar form (addu, mulu ...) */
+  gboolean strided;        /* COPY: reads a view no contiguous walk covers
+                            * (a permuted or expanded one reshaped), so
+                            * PyTorch's offset-calculator kernel runs it */
   int reduce_dim;          /* REDUCE: 0 over rows (-> cols), 1 over cols (-> rows) */
 
   /* Attention (GS_OP_ATTENTION, and the eager pieces' metadata).  An

@@ -73,6 +73,8 @@ typedef struct {
                             * (NULL: nothing) */
   GsModelMemory memory;    /* device memory it needs (all 0: not a model) */
   gboolean checkpoint;     /* training with checkpointed layers */
+  const char *transformers; /* model: the transformers release its op list
+                             * follows ("4.36", "5"; static), else NULL */
   double host_us;          /* host time to issue everything */
   GsMemo *memo;            /* kernel timings found while building it, for
                               every later run on the same GPU */

@@ -35,7 +35,7 @@ gboolean
 gs_workload_options_model_only (const GsWorkloadOptions *opt, guint uses,
                                 const char *subject, GError **error)
 {
-  const char *set[12];
+  const char *set[13];
   guint n = 0;
   if (opt->batch > 0)
     set[n++] = "--batch";
@@ -59,6 +59,8 @@ gs_workload_options_model_only (const GsWorkloadOptions *opt, guint uses,
     set[n++] = "--checkpointing";
   if (opt->moe != NULL)
     set[n++] = "--moe";
+  if (opt->transformers != NULL)
+    set[n++] = "--transformers";
   if (opt->routing != NULL)
     set[n++] = "--routing";
   g_assert (n <= G_N_ELEMENTS (set));
@@ -396,7 +398,7 @@ typedef struct {
   char *config;
   int batch, seq, gen_tokens, decode_samples;
   char *mode, *runtime, *dtype, *attention, *optimizer, *moe, *routing;
-  char *checkpointing;
+  char *checkpointing, *transformers;
 } ModelSpec;
 
 #define OFF(f) offsetof (ModelSpec, f)
@@ -427,6 +429,8 @@ static const GsParam model_params[] = {
     "backward (training)" },
   { "moe", GS_PARAM_STRING, OFF (moe), "", NAN, "harness", 0, 0, 0,
     "Switch sparse MLP: harness (padded experts) or hf" },
+  { "transformers", GS_PARAM_STRING, OFF (transformers), "", NAN, "4.36", 0,
+    0, 0, "transformers release the op lists follow: 4.36 or 5" },
   { "routing", GS_PARAM_STRING, OFF (routing), "", NAN, NULL, 0, 0, 0,
     "MoE routing: identical or balanced (default: identical in inference, "
     "balanced in training)" },
@@ -471,6 +475,7 @@ load_model_group (const char *file, const config_setting_t *group,
   g_autofree char *seq_at = NULL;
   g_autofree char *attention_at = NULL, *optimizer_at = NULL, *moe_at = NULL;
   g_autofree char *routing_at = NULL, *named = NULL, *ckpt_at = NULL;
+  g_autofree char *tf_at = NULL;
   g_autoptr (GError) why = NULL;
   if (!config_setting_is_group (group))
     {
@@ -525,6 +530,9 @@ load_model_group (const char *file, const config_setting_t *group,
     o.optimizer = m.optimizer;
   if (o.moe == NULL && (o.at.moe = moe_at = setting_at (group, "moe")))
     o.moe = m.moe;
+  if (o.transformers == NULL
+      && (o.at.transformers = tf_at = setting_at (group, "transformers")))
+    o.transformers = m.transformers;
   if (o.routing == NULL
       && (o.at.routing = routing_at = setting_at (group, "routing")))
     o.routing = m.routing;

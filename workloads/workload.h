@@ -35,6 +35,9 @@ typedef struct {
                             * training) */
   const char *moe;         /* Switch sparse MLP: "harness" or "hf" (NULL:
                             * harness) */
+  const char *transformers; /* the transformers release whose modules the
+                             * op lists follow: "4.36" (or "4") or "5"
+                             * (NULL: 4.36) */
   const char *mig;         /* MIG profile it runs on (NULL: the whole GPU):
                             * a model must fit in the instance's memory */
   GBytes *text;            /* the workload's text where it is not read from
@@ -50,7 +53,7 @@ typedef struct {
    * GS_ERROR_INPUT, not GS_ERROR_USAGE). */
   struct {
     const char *mode, *gen_tokens, *dtype, *attention, *optimizer, *moe;
-    const char *routing, *checkpointing;
+    const char *routing, *checkpointing, *transformers;
     const char *seq;
   } at;
 } GsWorkloadOptions;
