@@ -35,12 +35,21 @@ import subprocess
 import sys
 
 
-def read_runs(paths):
+def read_runs(paths, args):
     runs = []
     for p in paths:
         with open(p, newline="") as f:
             lines = f.readlines()
         release = None
+        malloc_us = None if args.malloc_us is None else args.malloc_us
+        alloc = os.path.join(os.path.dirname(p), "alloc.csv")
+        if malloc_us is None and os.path.exists(alloc):
+            with open(alloc, newline="") as af:
+                rows = list(csv.DictReader(af))
+            if rows:
+                # The smallest request: one segment, little to map.
+                first = min(rows, key=lambda a: float(a["size_mib"]))
+                malloc_us = 1000.0 * float(first["alloc_ms"])
         for line in lines:
             if line.startswith("# transformers:"):
                 release = line.split(":", 1)[1].strip()
@@ -49,6 +58,7 @@ def read_runs(paths):
             if r.get("error") or not r.get("e2e_ms"):
                 continue
             r["_transformers"] = release
+            r["_malloc_us"] = malloc_us
             runs.append(r)
     return runs
 
@@ -76,6 +86,8 @@ def predict(args, r):
         cmd.append("--spec-only")
     if args.host_ratio:
         cmd += ["--set", "model_runs.host_ratio=%g" % args.host_ratio]
+    if r.get("_malloc_us"):
+        cmd += ["--set", "model_runs.malloc_us=%g" % r["_malloc_us"]]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
@@ -103,12 +115,16 @@ def main():
     ap.add_argument("--host-ratio", type=float,
                     help="the host's speed as model_runs.host_ratio (times the "
                     "reference host's costs; default: the arch file's)")
+    ap.add_argument("--malloc-us", type=float, metavar="US",
+                    help="cudaMalloc cost per call on the measuring machine "
+                    "(default: the smallest request of alloc.csv beside "
+                    "each CSV, else the arch file's; 0: not paid)")
     ap.add_argument("--transformers", metavar="VERSION",
                     help="predict every run with this transformers release's "
                     "op lists (default: the one each CSV's header names)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
-    runs = [r for r in read_runs(args.csv) if r["model"] not in args.exclude]
+    runs = [r for r in read_runs(args.csv, args) if r["model"] not in args.exclude]
     if not runs:
         print("measured-e2e.py: no measured runs", file=sys.stderr)
         return 1

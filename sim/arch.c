@@ -155,6 +155,11 @@ static const GsParam arch_params[] = {
     0, NULL, 0, 100, 0, "host (CPU) time of whole-model runs' Python, "
     "dispatch and launches over the reference host's (0: the same; gpusim "
     "calibrate --model-runs fits it from the ops that launch no kernel)" },
+  { "model_runs.malloc_us", GS_PARAM_DOUBLE, OFF (model_malloc_us), "us",
+    0, NULL, 0, 1e5, 0, "host time of one cudaMalloc where every iteration "
+    "starts with torch.cuda.empty_cache(): the caching allocator asks the "
+    "driver for each segment again (0: not paid, a warm cache; "
+    "calibrate/measure-alloc.py measures it)" },
   { "model_runs.source", GS_PARAM_STRING, OFF (model_runs_source), "", NAN,
     "", 0, 0, 0, "the per-op model-run measurements the ratio was fitted "
     "on" },

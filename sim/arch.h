@@ -106,6 +106,11 @@ struct GsArch {
   /* ... and the host (CPU) time of the machine that ran them, as a ratio
    * to the host the eager cost table describes (0: the same). */
   double model_host_ratio;
+  /* ... and what one cudaMalloc cost that machine's host, us, where each
+   * timed iteration starts from an emptied allocator cache
+   * (torch.cuda.empty_cache(), as the reference harness does; 0: not
+   * paid, the cache warm). */
+  double model_malloc_us;
   char *model_runs_source; /* the per-op model-run measurements it came from */
   int model_runs_rows;     /* GEMM rows the fit used */
   gboolean model_clock_used; /* gs_arch_use_model_clock applied it */

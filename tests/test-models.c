@@ -4722,6 +4722,72 @@ test_transformers_refused (void)
     }
 }
 
+static guint
+sum_mallocs (const GsModelPlan *p)
+{
+  guint n = 0;
+  for (guint i = 0; p->mallocs && i < p->mallocs->len; i++)
+    n += g_array_index (p->mallocs, guint, i);
+  return n;
+}
+
+/* An iteration that starts from an emptied allocator cache asks the
+ * driver for every segment again.  A tiny model's tensors (all under
+ * 1 MiB) fit one 2 MiB small-pool segment, taken before the first
+ * kernel; training keeps its saved tensors to the backward, so it needs
+ * more segments than inference, and its backward reuses what the forward
+ * frees.  The arch's model_runs.malloc_us prices them on the host
+ * timeline, the issue times moving by exactly that much. */
+static void
+test_allocator_mallocs (void)
+{
+  Req inf = { .batch = 1, .seq = 16 };
+  g_autoptr (GsModelPlan) pi = plan_fixture ("tiny-gpt2.json", &inf);
+  g_assert_nonnull (pi->mallocs);
+  g_assert_cmpuint (pi->mallocs->len, ==, pi->ops->len);
+  g_assert_cmpuint (sum_mallocs (pi), ==, 1);
+  g_assert_cmpuint (g_array_index (pi->mallocs, guint, 0), ==, 1);
+
+  g_autofree char *cfg = src_path ("data", "neusight", "models",
+                                   "bert_large.json", NULL);
+  Req bi = { .batch = 2, .seq = 512 };
+  Req bt = { .batch = 2, .seq = 512, .mode = "training" };
+  g_autoptr (GsModelPlan) pbi = plan_ok (cfg, &bi, NULL);
+  g_autoptr (GsModelPlan) pbt = plan_ok (cfg, &bt, NULL);
+  guint ni = sum_mallocs (pbi), nt = sum_mallocs (pbt);
+  g_assert_cmpuint (ni, >, 0);
+  g_assert_cmpuint (nt, >, 2 * ni);
+  guint bw = 0;
+  for (guint i = 0; i < pbt->ops->len; i++)
+    if (g_array_index (pbt->ops, GsOp, i).phase == GS_PHASE_BACKWARD)
+      bw += g_array_index (pbt->mallocs, guint, i);
+  g_assert_cmpuint (bw, <, nt / 4);
+  /* Generation does not empty the cache between steps: none counted. */
+  Req gen = { .batch = 1, .seq = 16, .gen = 2 };
+  g_autoptr (GsModelPlan) pg = plan_fixture ("tiny-gpt2.json", &gen);
+  g_assert_null (pg->mallocs);
+
+  /* GPT-2's inference never waits for the GPU: the host's issue time
+   * grows by the calls' price alone (a wait would hide some of it). */
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  g_autofree char *gcfg = src_path ("data", "neusight", "models",
+                                    "gpt2_large.json", NULL);
+  Req gt = { .batch = 1, .seq = 1024 };
+  g_autoptr (GsModelPlan) pgt = plan_ok (gcfg, &gt, NULL);
+  g_assert_cmpuint (count_waits (pgt, ""), ==, 0);
+  g_assert_cmpuint (sum_mallocs (pgt), >, 0);
+  g_autoptr (GsProgram) p0 = gs_model_plan_lower (pgt, h100, NULL);
+  g_assert_nonnull (p0);
+  h100->model_malloc_us = 100;
+  g_autoptr (GsProgram) p1 = gs_model_plan_lower (pgt, h100, NULL);
+  g_assert_nonnull (p1);
+  g_assert_cmpfloat_with_epsilon (p1->host_us - p0->host_us,
+                                  100.0 * sum_mallocs (pgt),
+                                  1e-6 * p1->host_us);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -4793,6 +4859,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/host/costs", test_host_costs);
   g_test_add_func ("/models/host/timeline", test_host_timeline);
   g_test_add_func ("/models/transformers-5", test_transformers_5);
+  g_test_add_func ("/models/host/mallocs", test_allocator_mallocs);
   g_test_add_func ("/models/transformers-5/refused",
                    test_transformers_refused);
   g_test_add_func ("/models/accuracy/bert-large-v100", test_accuracy_bert);

@@ -227,8 +227,26 @@ release_cmp (gconstpointer a, gconstpointer b)
  * recomputation to the last backward kernel that reads them.  What
  * Python frames hold longer (a module's locals until it returns) is not
  * counted. */
+/* An allocation (BYTES > 0) or a free (BYTES < 0) of storage ID (a value,
+ * or nv + node for a dropout mask) at NODE, for the allocator's walk. */
+typedef struct {
+  guint node;
+  double bytes;
+  guint id;
+} AllocEvent;
+
+static void
+alloc_event (GArray *events, guint node, double bytes, guint id)
+{
+  if (events == NULL || bytes == 0)
+    return;
+  AllocEvent e = { node, bytes, id };
+  g_array_append_val (events, e);
+}
+
 static double
-peak_activations (const GsMg *g, const int *root, const int *read_as)
+peak_activations (const GsMg *g, const int *root, const int *read_as,
+                  GArray *events)
 {
   guint nv = g->values->len, nn = g->nodes->len;
   gboolean ckpt = g->opt.checkpoint;
@@ -359,6 +377,7 @@ peak_activations (const GsMg *g, const int *root, const int *read_as)
   g_array_sort (frees, release_cmp);
   guint next = 0;
   g_autoptr (GArray) masks = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr (GArray) mask_ids = g_array_new (FALSE, FALSE, sizeof (guint));
   double peak = live;
   for (guint i = 0; i < nn; i++)
     {
@@ -373,24 +392,37 @@ peak_activations (const GsMg *g, const int *root, const int *read_as)
         {
           live += bytes[made];
           alive[made] = 1;
+          alloc_event (events, i, bytes[made], (guint) made);
         }
       double mask = n->op.n_mask_out > 0
                     ? allocated ((double) n->op.n_mask_out
                                  * (double) gs_op_elems (&n->op)) : 0;
       live += mask;
+      alloc_event (events, i, mask, nv + i);
       peak = MAX (peak, live);
       /* A checkpointed layer's first forward saves nothing: its masks
        * are made again when it is recomputed. */
       gboolean saves = g->opt.training
                        && (!ckpt || n->recompute || n->op.layer < 0);
       if (mask > 0 && saves)
-        g_array_append_val (masks, mask);
+        {
+          guint id = nv + i;
+          g_array_append_val (masks, mask);
+          g_array_append_val (mask_ids, id);
+        }
       else
-        live -= mask;
+        {
+          live -= mask;
+          alloc_event (events, i, -mask, nv + i);
+        }
       if (n->op.n_mask_in > 0 && masks->len > 0)
         {
-          live -= g_array_index (masks, double, masks->len - 1);
+          double m = g_array_index (masks, double, masks->len - 1);
+          live -= m;
+          alloc_event (events, i, -m,
+                       g_array_index (mask_ids, guint, mask_ids->len - 1));
           g_array_set_size (masks, masks->len - 1);
+          g_array_set_size (mask_ids, mask_ids->len - 1);
         }
       /* Free what this node read last, an output nothing reads, and an
        * input nothing reads. */
@@ -402,6 +434,7 @@ peak_activations (const GsMg *g, const int *root, const int *read_as)
             {
               live -= bytes[r];
               alive[r] = 0;
+              alloc_event (events, i, -bytes[r], (guint) r);
             }
         }
     }
@@ -443,13 +476,177 @@ footprint (const GsMg *g, const int *root, const GsModelSize *s)
   return f;
 }
 
+/* ------------------------------------------------------ the allocator */
+
+/* PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp,
+ * PyTorch 2.x): requests of at most 1 MiB come from the small pool, whose
+ * segments are 2 MiB; larger ones from the large pool, whose segments
+ * are 20 MiB for requests under 10 MiB and the request rounded up to
+ * 2 MiB otherwise.  A request takes the smallest free block that holds
+ * it (best fit) and splits off the rest when the rest is at least 512
+ * bytes (small) or more than 1 MiB (large); a freed block merges with
+ * free neighbours of its segment.  Only a request no free block holds
+ * calls cudaMalloc for a new segment. */
+#define SMALL_SIZE (1 << 20)
+#define SMALL_BUFFER (2 << 20)
+#define LARGE_BUFFER (20 << 20)
+#define MIN_LARGE_ALLOC (10 << 20)
+#define ROUND_LARGE (2 << 20)
+
+typedef struct {
+  double size;
+  int prev, next;          /* neighbours in the segment, -1: none */
+  gboolean free, small;
+} Block;
+
+typedef struct {
+  GArray *blocks;          /* Block */
+  GArray *free;            /* int: indices of free blocks */
+  guint mallocs;
+} Allocator;
+
+static void
+free_list_remove (Allocator *a, int b)
+{
+  for (guint i = 0; i < a->free->len; i++)
+    if (g_array_index (a->free, int, i) == b)
+      {
+        g_array_remove_index_fast (a->free, i);
+        return;
+      }
+}
+
+static int
+block_new (Allocator *a, double size, gboolean small, int prev, int next)
+{
+  Block nb = { size, prev, next, TRUE, small };
+  g_array_append_val (a->blocks, nb);
+  return (int) a->blocks->len - 1;
+}
+
+static int
+allocator_alloc (Allocator *a, double bytes)
+{
+  gboolean small = bytes <= SMALL_SIZE;
+  int best = -1;
+  for (guint i = 0; i < a->free->len; i++)
+    {
+      int b = g_array_index (a->free, int, i);
+      const Block *k = &g_array_index (a->blocks, Block, b);
+      if (k->small == small && k->size >= bytes
+          && (best < 0
+              || k->size < g_array_index (a->blocks, Block, best).size))
+        best = b;
+    }
+  if (best < 0)
+    {
+      double seg = small ? SMALL_BUFFER
+                   : bytes < MIN_LARGE_ALLOC ? LARGE_BUFFER
+                   : ceil (bytes / ROUND_LARGE) * ROUND_LARGE;
+      best = block_new (a, seg, small, -1, -1);
+      g_array_append_val (a->free, best);
+      a->mallocs++;
+    }
+  free_list_remove (a, best);
+  Block *k = &g_array_index (a->blocks, Block, best);
+  double rest = k->size - bytes;
+  if (small ? rest >= 512 : rest > SMALL_SIZE)
+    {
+      int next = k->next;
+      int r = block_new (a, rest, small, best, next);
+      k = &g_array_index (a->blocks, Block, best);   /* the array moved */
+      k->size = bytes;
+      k->next = r;
+      if (next >= 0)
+        g_array_index (a->blocks, Block, next).prev = r;
+      g_array_append_val (a->free, r);
+    }
+  k->free = FALSE;
+  return best;
+}
+
+/* Merges free block B into its free neighbour on the left when there is
+ * one; returns the block that remains. */
+static int
+merge_left (Allocator *a, int b)
+{
+  Block *k = &g_array_index (a->blocks, Block, b);
+  int p = k->prev;
+  if (p < 0 || !g_array_index (a->blocks, Block, p).free)
+    return b;
+  Block *l = &g_array_index (a->blocks, Block, p);
+  l->size += k->size;
+  l->next = k->next;
+  if (k->next >= 0)
+    g_array_index (a->blocks, Block, k->next).prev = p;
+  free_list_remove (a, b);
+  return p;
+}
+
+static void
+allocator_free (Allocator *a, int b)
+{
+  g_array_index (a->blocks, Block, b).free = TRUE;
+  g_array_append_val (a->free, b);
+  int n = g_array_index (a->blocks, Block, b).next;
+  if (n >= 0 && g_array_index (a->blocks, Block, n).free)
+    merge_left (a, n);
+  merge_left (a, b);
+}
+
+GArray *
+gs_model_mallocs (const GsMg *g)
+{
+  g_autofree int *root = storage_roots (g);
+  g_autoptr (GArray) events = g_array_new (FALSE, FALSE, sizeof (AllocEvent));
+  peak_activations (g, root, NULL, events);
+  guint nn = g->nodes->len, nv = g->values->len;
+  g_autofree guint *per_node = g_new0 (guint, nn + 1);
+  g_autofree int *block_of = g_new (int, nv + nn + 1);
+  for (guint i = 0; i < nv + nn + 1; i++)
+    block_of[i] = -1;
+  Allocator a = { g_array_new (FALSE, FALSE, sizeof (Block)),
+                  g_array_new (FALSE, FALSE, sizeof (int)), 0 };
+  for (guint e = 0; e < events->len; e++)
+    {
+      const AllocEvent *ev = &g_array_index (events, AllocEvent, e);
+      if (ev->bytes > 0)
+        {
+          guint before = a.mallocs;
+          block_of[ev->id] = allocator_alloc (&a, ev->bytes);
+          per_node[MIN (ev->node, nn)] += a.mallocs - before;
+        }
+      else if (block_of[ev->id] >= 0)
+        {
+          allocator_free (&a, block_of[ev->id]);
+          block_of[ev->id] = -1;
+        }
+    }
+  g_array_unref (a.blocks);
+  g_array_unref (a.free);
+  /* Per op: the kernel nodes in order, host-only nodes' allocations
+   * carried to the next kernel. */
+  GArray *ops = g_array_new (FALSE, TRUE, sizeof (guint));
+  guint carry = 0;
+  for (guint i = 0; i < nn; i++)
+    {
+      const GsMgNode *n = &g_array_index (g->nodes, GsMgNode, i);
+      carry += per_node[i];
+      if (n->op.kind == GS_OP_KIND_COUNT)
+        continue;
+      g_array_append_val (ops, carry);
+      carry = 0;
+    }
+  return ops;
+}
+
 double
 gs_model_peak_compiled (const GsMg *g, const int *read_as,
                         const GsModelMemory *m)
 {
   g_autofree int *root = storage_roots (g);
   return m->weights + m->grads + m->optimizer
-         + peak_activations (g, root, read_as);
+         + peak_activations (g, root, read_as, NULL);
 }
 
 gboolean
@@ -471,9 +668,9 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
    * once, in the prefill or in the last decode step. */
   if (!g->opt.compiled)
     {
-      double act = peak_activations (g, root, NULL);
+      double act = peak_activations (g, root, NULL, NULL);
       if (last != NULL)
-        act = MAX (act, peak_activations (last, last_root, NULL));
+        act = MAX (act, peak_activations (last, last_root, NULL, NULL));
       /* Not bounded by the total above: a tensor saved through two views
        * counts twice there, once here (docs/models.md, "Device
        * memory"). */

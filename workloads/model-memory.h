@@ -58,4 +58,12 @@ gboolean gs_model_check_memory (const GsMg *g, const GsMg *last,
 double gs_model_peak_compiled (const GsMg *g, const int *read_as,
                                const GsModelMemory *m);
 
+/* The cudaMalloc calls of one run of the eager graph G from an emptied
+ * allocator cache (torch.cuda.empty_cache() before it): PyTorch's caching
+ * allocator walked over the tensors the peak's walk allocates and frees
+ * (parameters, their gradients and the inputs already resident).  One
+ * guint per op gs_rt_eager launches, in order: the segments requested
+ * before its kernel. */
+GArray *gs_model_mallocs (const GsMg *g);
+
 #endif

@@ -870,7 +870,11 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
       g_clear_pointer (&rp.read_as, g_free);
     }
   else
-    gs_rt_eager (g, &rp);
+    {
+      gs_rt_eager (g, &rp);
+      if (r.gen == 0 && !r.decode)
+        plan->mallocs = gs_model_mallocs (g);
+    }
   plan->ops = g_steal_pointer (&rp.ops);
   plan->host_ns = g_steal_pointer (&rp.host_ns);
   plan->sync_ns = g_steal_pointer (&rp.sync_ns);
@@ -897,6 +901,8 @@ gs_model_plan_free (GsModelPlan *p)
     g_array_unref (p->ops);
   if (p->host_ns)
     g_array_unref (p->host_ns);
+  if (p->mallocs)
+    g_array_unref (p->mallocs);
   if (p->sync_ns)
     g_array_unref (p->sync_ns);
   if (p->call)
@@ -992,12 +998,17 @@ set_issue_times (GsProgram *prog, const GsModelPlan *plan, const GsArch *arch,
 {
   double f = gs_arch_host_ratio (arch);
   double launch_ns = f * gs_rt_launch_ns (plan->runtime);
+  /* cudaMalloc, measured on the machine itself: not scaled. */
+  double malloc_ns = plan->mallocs != NULL && arch != NULL
+                     ? 1000.0 * arch->model_malloc_us : 0;
   double t_ns = 0;
   GsTime gpu_end = 0;
   guint l = 0, n = prog->launches->len;
   for (guint i = 0; i < plan->ops->len; i++)
     {
       double host = f * g_array_index (plan->host_ns, double, i);
+      if (malloc_ns > 0 && i < plan->mallocs->len)
+        host += malloc_ns * g_array_index (plan->mallocs, guint, i);
       double pre = g_array_index (plan->sync_ns, double, i);
       if (pre > 0)
         pre *= f;

@@ -42,6 +42,11 @@ typedef struct {
   GArray *sync_ns;         /* double per op: the part of host_ns spent
                             * before the host waits for the GPU to finish
                             * every kernel issued so far (< 0: no wait) */
+  GArray *mallocs;         /* guint per op: cudaMalloc calls before it
+                            * when the run starts from an emptied cache
+                            * (eager prefill or training; NULL:
+                            * otherwise); paid at the arch's
+                            * model_runs.malloc_us */
   GArray *call;            /* guint per op: framework call it belongs to
                             * (the kernels of one torch call share it) */
   double host_us;          /* host time to issue everything, us */
