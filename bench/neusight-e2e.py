@@ -36,13 +36,15 @@ are forward, loss and backward (--mode training).  The L4 has no Switch
 Transformer run that fits; it is skipped, as are runs of other GPUs,
 models, data-parallel or pipeline-parallel splits.
 
---phases adds three columns to the training runs: the forward's and the
+--phases adds five columns to the training runs: the forward's and the
 backward's signed errors against the run's own fw_latency and
-bwall_latency, and the measured forward's excess over the predicted one
-in ms per GiB of activations the forward keeps for the backward
-(`gpusim run`'s memory_gib.saved_for_backward).  The harness empties
+bwall_latency, the measured forward's excess over the predicted one in
+ms per GiB of activations the forward keeps for the backward (`gpusim
+run`'s memory_gib.saved_for_backward), the cudaMalloc calls gpusim's
+caching-allocator walk counts for the run from an emptied cache
+(cuda_mallocs) and the excess per call in us.  The harness empties
 PyTorch's allocator cache before every iteration, so the forward
-allocates those afresh; the column is there to see whether a machine's
+allocates those afresh; the columns are there to see whether a machine's
 forward excess follows them.
 
 Usage: GPUSIM_ARCH_PATH=arch bench/neusight-e2e.py NEUSIGHT_CHECKOUT
@@ -173,10 +175,12 @@ def phases(run, out):
     if fw is None or not bw:
         return ""
     saved = out.get("memory_gib", {}).get("saved_for_backward") or 0
+    mallocs = out.get("cuda_mallocs") or 0
     excess = fw - out["forward_ms"]
     return (f" {(out['forward_ms'] - fw) / fw * 100:+7.1f}"
             f" {(out['backward_ms'] - bw) / bw * 100:+7.1f}"
-            f" {excess / saved if saved else 0:+9.2f}")
+            f" {excess / saved if saved else 0:+9.2f}"
+            f" {mallocs:>7d} {1000 * excess / mallocs if mallocs else 0:+8.0f}")
 
 
 def over10(errors):
@@ -231,7 +235,8 @@ def main():
     failed = 0
     print(f"{'gpu':16s} {'run':32s} {'measured':>10s} {'predicted':>10s} "
           f"{'error%':>8s} {'profile%':>9s}"
-          + (f" {'fw%':>7s} {'bw%':>7s} {'ms/GiB':>9s}" if args.phases else ""))
+          + (f" {'fw%':>7s} {'bw%':>7s} {'ms/GiB':>9s} {'mallocs':>7s}"
+             f" {'us/call':>8s}" if args.phases else ""))
     for run, (out, why) in zip(runs, results):
         arch, name, label, prof = run[0], run[6], run[7], run[8]
         own = (f"{(prof - label) / label * 100:+9.2f}" if prof

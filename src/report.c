@@ -824,6 +824,11 @@ write_json (FILE *out, const GsProgram *prog, const GsGpu *gpu,
       json_builder_set_member_name (b, "decode_steps_simulated");
       json_builder_add_int_value (b, sum->decode_simulated);
     }
+  if (prog->model && prog->cuda_mallocs >= 0)
+    {
+      json_builder_set_member_name (b, "cuda_mallocs");
+      json_builder_add_int_value (b, prog->cuda_mallocs);
+    }
   json_builder_set_member_name (b, "span_ms");
   json_builder_add_double_value (b, sum->span_ms);
   json_builder_set_member_name (b, "gpu_busy_ms");

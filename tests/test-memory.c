@@ -166,6 +166,15 @@ test_vectorized_or_not (void)
                                    "at::native::elementwise_kernel<128, 4"));
   g_assert_cmpfloat (only (cs)->work.other_ops / 512, >,
                      only (sb)->work.other_ops / 256);
+  /* k^T made contiguous: a warp's reads fall one bf16 element to a
+   * 32-byte sector, sixteen times the bytes through L2, DRAM's the
+   * same. */
+  cp.transpose = TRUE;
+  g_autoptr (GArray) ct = lower (a, &cp, NULL);
+  const GsWork *wt = &only (ct)->work, *ws = &only (cs)->work;
+  g_assert_cmpfloat_with_epsilon (wt->l2_bytes - ws->l2_bytes,
+                                  15 * 512 * 2.0, 1e-9);
+  g_assert_cmpfloat (wt->dram_bytes, ==, ws->dram_bytes);
   gs_op_clear (&cp);
 
   /* A measured hint names the unrolled (misaligned) kernel. */

@@ -4663,6 +4663,11 @@ test_transformers_5 (void)
                    "_softmax clone bmm contiguous");
   g_assert_cmpstr (s5, ==, "addmm addmm addmm clone clone bmm mul _softmax "
                    "clone bmm contiguous");
+  /* matmul's copies: q's keeps its rows, k^T's transposes. */
+  const GsOp *cq = find_op (b5, 0, "layer.0.attention.self", "clone");
+  const GsOp *ck = find_op (b5, 1, "layer.0.attention.self", "clone");
+  g_assert_true (cq->strided && !cq->transpose);
+  g_assert_true (ck->strided && ck->transpose);
 
   Req o4 = { .batch = 2, .seq = 16, .dtype = GS_DTYPE_BF16 };
   Req o5 = o4;

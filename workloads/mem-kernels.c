@@ -172,7 +172,8 @@ fill_work (const MemLower *L, const MemSpec *s, const GsOccupancy *occ,
   gs_work_init (w);
   w->ld_bytes = s->in_bytes + s->reread_bytes + s->small_bytes;
   w->st_bytes = s->out_bytes;
-  w->l2_bytes = s->in_bytes + s->out_bytes + s->small_bytes + reread_l2 + mis;
+  w->l2_bytes = s->in_bytes + s->out_bytes + s->small_bytes + reread_l2 + mis
+                + s->sector_bytes;
   w->dram_bytes = (s->in_bytes + s->out_bytes + mis) * (1 - h_op)
                   + reread_l2 * (1 - h2) + s->small_dram_bytes;
   w->fp32_ops = s->alu;

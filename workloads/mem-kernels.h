@@ -37,6 +37,9 @@ typedef struct {
   double small_dram_bytes;  /* what of a large broadcast operand L2 misses */
   double out_bytes;         /* stores */
   double misaligned_rows;   /* rows whose start is not 32-byte aligned */
+  double sector_bytes;      /* L2 traffic beyond the bytes used: whole
+                             * 32-byte sectors fetched for one element
+                             * each (L2 hits; DRAM reads each once) */
   double alu, sfu, other;   /* thread-level operations */
   double trips;             /* dependent global round trips per warp */
   gboolean serial;          /* the trips are rounds of one element per

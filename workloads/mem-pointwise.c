@@ -137,6 +137,12 @@ pointwise_piece (MemLower *L, const char *name, int64_t n, GsDtype dtype,
    * up front.  The legacy kernel's loop calls its functor once per element
    * (load, compute, store through char pointers), and a load may not pass
    * the store before it: U rounds, each waiting on the memory system. */
+  /* A transposing copy: a warp's 32 consecutive outputs read elements a
+   * row apart, one to a 32-byte sector; the sector's other elements are
+   * other blocks' (other output rows), which find it in L2 at best. */
+  if (path == MEM_PW_STRIDED && L->op && L->op->kind == GS_OP_COPY
+      && L->op->transpose && esz < 32)
+    s.sector_bytes = s.in_bytes * (32.0 / esz - 1);
   s.trips = path == MEM_PW_STRIDED ? unroll : 1;
   s.serial = path == MEM_PW_STRIDED;
   s.ilp = per_thread;

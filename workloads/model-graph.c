@@ -252,6 +252,7 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
       GsOp op;
       op_start (g, &op, GS_OP_COPY, "clone", batch * m, k);
       op.strided = TRUE;
+      op.transpose = a_t;
       op.tag = tag;
       int in[1] = { a };
       GsBwRule rule = gs_mg_val (g, a)->elems < batch * m * k
@@ -265,6 +266,7 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
       GsOp op;
       op_start (g, &op, GS_OP_COPY, "clone", batch * k, n);
       op.strided = TRUE;
+      op.transpose = b_t;
       op.tag = tag;
       int in[1] = { b };
       GsBwRule rule = gs_mg_val (g, b)->elems < batch * k * n

@@ -1098,6 +1098,13 @@ gs_model_plan_lower (const GsModelPlan *plan, const GsArch *arch,
   prog->memory = plan->memory;
   prog->checkpoint = plan->checkpoint;
   prog->transformers = plan->transformers;
+  prog->cuda_mallocs = -1;
+  if (plan->mallocs)
+    {
+      prog->cuda_mallocs = 0;
+      for (guint i = 0; i < plan->mallocs->len; i++)
+        prog->cuda_mallocs += (int) g_array_index (plan->mallocs, guint, i);
+    }
   g_autoptr (GHashTable) cache
     = g_hash_table_new_full (op_hash, op_equal, NULL,
                              (GDestroyNotify) g_array_unref);

@@ -94,6 +94,10 @@ typedef struct {
   gboolean strided;        /* COPY: reads a view no contiguous walk covers
                             * (a permuted or expanded one reshaped), so
                             * PyTorch's offset-calculator kernel runs it */
+  gboolean transpose;      /* COPY (strided): the innermost dimension
+                            * changes (a transposed view made
+                            * contiguous), so a warp's reads fall one
+                            * element to a 32-byte sector */
   int reduce_dim;          /* REDUCE: 0 over rows (-> cols), 1 over cols (-> rows) */
 
   /* Attention (GS_OP_ATTENTION, and the eager pieces' metadata).  An

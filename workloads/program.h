@@ -76,6 +76,8 @@ typedef struct {
   const char *transformers; /* model: the transformers release its op list
                              * follows ("4.36", "5"; static), else NULL */
   double host_us;          /* host time to issue everything */
+  int cuda_mallocs;        /* model: cudaMalloc calls of a run from an
+                            * emptied allocator cache (-1: not counted) */
   GsMemo *memo;            /* kernel timings found while building it, for
                               every later run on the same GPU */
 } GsProgram;
