@@ -19,7 +19,8 @@ model's config taken from --models; or give gpusim's run arguments after
 `--`.
 
 Usage: GPUSIM_ARCH_PATH=arch bench/inmodel-kernels.py --arch ARCH
-           [--gpusim PATH] [--models DIR] [--top N] TRACE [-- RUN-ARGS...]
+           [--gpusim PATH] [--models DIR] [--top N] [--transformers V]
+           TRACE [-- RUN-ARGS...]
 Example:
   GPUSIM_ARCH_PATH=arch bench/inmodel-kernels.py --arch h100-sxm5-80gb \\
       data/measured/h100-sxm5-80gb/profiles/gpt2_large-inf-1024-4-bf16.json.gz
@@ -136,12 +137,17 @@ def main():
     ap.add_argument("--models", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "data", "neusight",
         "models"))
+    ap.add_argument("--transformers", metavar="VERSION",
+                    help="the transformers release the trace ran (gpusim's "
+                    "--transformers; the H100 profiles: 5)")
     ap.add_argument("--top", type=int, default=15,
                     help="kernel families listed (default 15)")
     args = ap.parse_args(argv)
     if not os.path.exists(args.trace):
         sys.exit("inmodel-kernels: %s: no such file" % args.trace)
     run_args = extra or run_args_from_name(args.trace, args.models)
+    if args.transformers and not extra:
+        run_args += ["--transformers", args.transformers]
 
     with tempfile.TemporaryDirectory() as tmp:
         meas_csv = os.path.join(tmp, "measured.csv")

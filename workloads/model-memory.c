@@ -499,21 +499,54 @@ typedef struct {
   gboolean free, small;
 } Block;
 
+/* A free block in a pool's list, which is kept sorted by size (then
+ * index) for the best-fit search. */
+typedef struct {
+  double size;
+  int block;
+} FreeEntry;
+
 typedef struct {
   GArray *blocks;          /* Block */
-  GArray *free;            /* int: indices of free blocks */
+  GArray *free[2];         /* FreeEntry, sorted: the large pool, the small */
   guint mallocs;
 } Allocator;
+
+/* The first entry of LIST not before (SIZE, BLOCK). */
+static guint
+free_lower_bound (const GArray *list, double size, int block)
+{
+  guint lo = 0, hi = list->len;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      const FreeEntry *e = &g_array_index (list, FreeEntry, mid);
+      if (e->size < size || (e->size == size && e->block < block))
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+static void
+free_list_add (Allocator *a, int b)
+{
+  const Block *k = &g_array_index (a->blocks, Block, b);
+  GArray *list = a->free[k->small];
+  FreeEntry e = { k->size, b };
+  g_array_insert_val (list, free_lower_bound (list, k->size, b), e);
+}
 
 static void
 free_list_remove (Allocator *a, int b)
 {
-  for (guint i = 0; i < a->free->len; i++)
-    if (g_array_index (a->free, int, i) == b)
-      {
-        g_array_remove_index_fast (a->free, i);
-        return;
-      }
+  const Block *k = &g_array_index (a->blocks, Block, b);
+  GArray *list = a->free[k->small];
+  guint i = free_lower_bound (list, k->size, b);
+  g_assert (i < list->len
+            && g_array_index (list, FreeEntry, i).block == b);
+  g_array_remove_index (list, i);
 }
 
 static int
@@ -528,23 +561,18 @@ static int
 allocator_alloc (Allocator *a, double bytes)
 {
   gboolean small = bytes <= SMALL_SIZE;
-  int best = -1;
-  for (guint i = 0; i < a->free->len; i++)
-    {
-      int b = g_array_index (a->free, int, i);
-      const Block *k = &g_array_index (a->blocks, Block, b);
-      if (k->small == small && k->size >= bytes
-          && (best < 0
-              || k->size < g_array_index (a->blocks, Block, best).size))
-        best = b;
-    }
-  if (best < 0)
+  GArray *list = a->free[small];
+  guint i = free_lower_bound (list, bytes, -1);
+  int best;
+  if (i < list->len)
+    best = g_array_index (list, FreeEntry, i).block;
+  else
     {
       double seg = small ? SMALL_BUFFER
                    : bytes < MIN_LARGE_ALLOC ? LARGE_BUFFER
                    : ceil (bytes / ROUND_LARGE) * ROUND_LARGE;
       best = block_new (a, seg, small, -1, -1);
-      g_array_append_val (a->free, best);
+      free_list_add (a, best);
       a->mallocs++;
     }
   free_list_remove (a, best);
@@ -559,14 +587,15 @@ allocator_alloc (Allocator *a, double bytes)
       k->next = r;
       if (next >= 0)
         g_array_index (a->blocks, Block, next).prev = r;
-      g_array_append_val (a->free, r);
+      free_list_add (a, r);
     }
   k->free = FALSE;
   return best;
 }
 
 /* Merges free block B into its free neighbour on the left when there is
- * one; returns the block that remains. */
+ * one (B off the free list, the neighbour's entry resized); returns the
+ * block that remains, off the free list. */
 static int
 merge_left (Allocator *a, int b)
 {
@@ -574,24 +603,33 @@ merge_left (Allocator *a, int b)
   int p = k->prev;
   if (p < 0 || !g_array_index (a->blocks, Block, p).free)
     return b;
+  free_list_remove (a, p);
   Block *l = &g_array_index (a->blocks, Block, p);
   l->size += k->size;
   l->next = k->next;
   if (k->next >= 0)
     g_array_index (a->blocks, Block, k->next).prev = p;
-  free_list_remove (a, b);
   return p;
 }
 
 static void
 allocator_free (Allocator *a, int b)
 {
-  g_array_index (a->blocks, Block, b).free = TRUE;
-  g_array_append_val (a->free, b);
-  int n = g_array_index (a->blocks, Block, b).next;
+  Block *k = &g_array_index (a->blocks, Block, b);
+  k->free = TRUE;
+  int n = k->next;
   if (n >= 0 && g_array_index (a->blocks, Block, n).free)
-    merge_left (a, n);
-  merge_left (a, b);
+    {
+      free_list_remove (a, n);
+      /* n merges into b */
+      Block *kn = &g_array_index (a->blocks, Block, n);
+      k = &g_array_index (a->blocks, Block, b);
+      k->size += kn->size;
+      k->next = kn->next;
+      if (kn->next >= 0)
+        g_array_index (a->blocks, Block, kn->next).prev = b;
+    }
+  free_list_add (a, merge_left (a, b));
 }
 
 GArray *
@@ -606,7 +644,8 @@ gs_model_mallocs (const GsMg *g)
   for (guint i = 0; i < nv + nn + 1; i++)
     block_of[i] = -1;
   Allocator a = { g_array_new (FALSE, FALSE, sizeof (Block)),
-                  g_array_new (FALSE, FALSE, sizeof (int)), 0 };
+                  { g_array_new (FALSE, FALSE, sizeof (FreeEntry)),
+                    g_array_new (FALSE, FALSE, sizeof (FreeEntry)) }, 0 };
   for (guint e = 0; e < events->len; e++)
     {
       const AllocEvent *ev = &g_array_index (events, AllocEvent, e);
@@ -623,7 +662,8 @@ gs_model_mallocs (const GsMg *g)
         }
     }
   g_array_unref (a.blocks);
-  g_array_unref (a.free);
+  g_array_unref (a.free[0]);
+  g_array_unref (a.free[1]);
   /* Per op: the kernel nodes in order, host-only nodes' allocations
    * carried to the next kernel. */
   GArray *ops = g_array_new (FALSE, TRUE, sizeof (guint));
