@@ -113,6 +113,22 @@ linear_act_mlp (GsMb *b, int i, const char *scope, const char *up,
 
 /* ---------------------------------------------------------------- GPT-2 */
 
+/* transformers 5's DynamicCache.update on an empty cache: torch.cat of
+ * the layer's head-split view X ([B, S, heads, D] seen as [B, heads, S,
+ * D]) onto an empty tensor, which copies it contiguous; the forward
+ * returns it (use_cache defaults on, in training too). */
+static int
+dynamic_cache_cat (GsMb *b, int x)
+{
+  GsMg *g = b->g;
+  const GsHfConfig *c = b->cfg;
+  int y = gs_mg_copy (g, "cat", GS_BW_PASS, x,
+                      b->batch * b->seq * c->heads, c->head_dim);
+  if (!g->opt.checkpoint)
+    gs_mg_val (g, y)->held = TRUE;
+  return y;
+}
+
 /* transformers 5's create_causal_mask for eager attention, as traced:
  * arange for the cache positions and key indices, their le() as a bool
  * [S, S], and where() over it into a [B, 1, S, S] mask of the model's
@@ -144,19 +160,13 @@ gpt2_attn_v5 (GsMb *b, int x, int mask)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  int64_t B = b->batch, T = B * b->seq, H = c->hidden, D = c->head_dim;
+  int64_t T = b->batch * b->seq, H = c->hidden;
   int qkv = gs_mg_linear (g, "c_attn", x, T, H, 3 * H, -1, TRUE, TRUE);
   int p[3];
   gs_mg_split (g, qkv, 3, p);
   gs_mg_host (g, GS_HOST_PY, 9);
   gs_mg_host (g, GS_HOST_VIEW, 6);         /* view + transpose, each */
-  int kv[2];
-  for (int j = 0; j < 2; j++)
-    {
-      kv[j] = gs_mg_copy (g, "cat", GS_BW_PASS, p[1 + j], T * c->heads, D);
-      if (!g->opt.checkpoint)
-        gs_mg_val (g, kv[j])->held = TRUE;   /* returned in the cache */
-    }
+  int k = dynamic_cache_cat (b, p[1]), v = dynamic_cache_cat (b, p[2]);
   GsMbAttn a;
   attn_defaults (b, &a);
   a.copy_k = a.copy_v = FALSE;
@@ -166,7 +176,7 @@ gpt2_attn_v5 (GsMb *b, int x, int mask)
   a.p_drop = c->p_attn;
   a.drop_module = TRUE;
   gs_mg_host (g, GS_HOST_PY, 12);
-  int ctx = gs_mb_attention (b, &a, p[0], kv[0], kv[1]);
+  int ctx = gs_mb_attention (b, &a, p[0], k, v);
   gs_mg_host (g, GS_HOST_PY, 6);
   int o = gs_mg_linear (g, "c_proj", ctx, T, H, H, -1, TRUE, TRUE);
   return gs_mg_dropout (g, o, T, H, c->p_resid, TRUE);
@@ -536,24 +546,17 @@ opt_attn_v5 (GsMb *b, int x, int mask)
 {
   GsMg *g = b->g;
   const GsHfConfig *c = b->cfg;
-  int64_t T = b->batch * b->seq, H = c->hidden, D = c->head_dim;
+  int64_t T = b->batch * b->seq, H = c->hidden;
   gboolean bias = c->linear_bias;
   int q = gs_mg_linear (g, "q_proj", x, T, H, H, -1, bias, FALSE);
   q = gs_mg_pointwise (g, "mul", GS_BW_SCALE, q, -1, T, H, 1, 0, TRUE);
   gs_mg_host (g, GS_HOST_VIEW, 2);
-  int kv[2];
-  for (int j = 0; j < 2; j++)
-    {
-      kv[j] = gs_mg_linear (g, j ? "v_proj" : "k_proj", x, T, H, H, -1, bias,
-                            FALSE);
-      gs_mg_host (g, GS_HOST_VIEW, 2);
-    }
-  for (int j = 0; j < 2; j++)
-    {
-      kv[j] = gs_mg_copy (g, "cat", GS_BW_PASS, kv[j], T * c->heads, D);
-      if (!g->opt.checkpoint)
-        gs_mg_val (g, kv[j])->held = TRUE;   /* returned in the cache */
-    }
+  int k = gs_mg_linear (g, "k_proj", x, T, H, H, -1, bias, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  int v = gs_mg_linear (g, "v_proj", x, T, H, H, -1, bias, FALSE);
+  gs_mg_host (g, GS_HOST_VIEW, 2);
+  k = dynamic_cache_cat (b, k);
+  v = dynamic_cache_cat (b, v);
   GsMbAttn a;
   attn_defaults (b, &a);
   a.copy_k = a.copy_v = FALSE;
@@ -563,7 +566,7 @@ opt_attn_v5 (GsMb *b, int x, int mask)
   a.softmax_fp32 = TRUE;
   a.p_drop = c->p_attn;
   gs_mg_host (g, GS_HOST_PY, 10);
-  int ctx = gs_mb_attention (b, &a, q, kv[0], kv[1]);
+  int ctx = gs_mb_attention (b, &a, q, k, v);
   return gs_mg_linear (g, "out_proj", ctx, T, H, H, -1, bias, FALSE);
 }
 

@@ -593,43 +593,37 @@ allocator_alloc (Allocator *a, double bytes)
   return best;
 }
 
-/* Merges free block B into its free neighbour on the left when there is
- * one (B off the free list, the neighbour's entry resized); returns the
- * block that remains, off the free list. */
-static int
-merge_left (Allocator *a, int b)
+/* Block L takes in its right neighbour R (R already off the free list). */
+static void
+absorb (Allocator *a, int l, int r)
 {
-  Block *k = &g_array_index (a->blocks, Block, b);
-  int p = k->prev;
-  if (p < 0 || !g_array_index (a->blocks, Block, p).free)
-    return b;
-  free_list_remove (a, p);
-  Block *l = &g_array_index (a->blocks, Block, p);
-  l->size += k->size;
-  l->next = k->next;
-  if (k->next >= 0)
-    g_array_index (a->blocks, Block, k->next).prev = p;
-  return p;
+  Block *kl = &g_array_index (a->blocks, Block, l);
+  const Block *kr = &g_array_index (a->blocks, Block, r);
+  kl->size += kr->size;
+  kl->next = kr->next;
+  if (kr->next >= 0)
+    g_array_index (a->blocks, Block, kr->next).prev = l;
 }
 
+/* Frees block B, merged with its free neighbours. */
 static void
 allocator_free (Allocator *a, int b)
 {
   Block *k = &g_array_index (a->blocks, Block, b);
   k->free = TRUE;
-  int n = k->next;
+  int n = k->next, p = k->prev;
   if (n >= 0 && g_array_index (a->blocks, Block, n).free)
     {
       free_list_remove (a, n);
-      /* n merges into b */
-      Block *kn = &g_array_index (a->blocks, Block, n);
-      k = &g_array_index (a->blocks, Block, b);
-      k->size += kn->size;
-      k->next = kn->next;
-      if (kn->next >= 0)
-        g_array_index (a->blocks, Block, kn->next).prev = b;
+      absorb (a, b, n);
     }
-  free_list_add (a, merge_left (a, b));
+  if (p >= 0 && g_array_index (a->blocks, Block, p).free)
+    {
+      free_list_remove (a, p);
+      absorb (a, p, b);
+      b = p;
+    }
+  free_list_add (a, b);
 }
 
 GArray *
