@@ -147,7 +147,6 @@ causal_mask_v5 (GsMb *b)
                           FALSE);
 }
 
-
 /* GPT2Attention of transformers 5 (5.17, traced on an H100): the key and
  * value views go through DynamicCache.update, a torch.cat onto an empty
  * cache that copies each head-split view contiguous (the forward's
