@@ -21,7 +21,8 @@ reference's.  Their host costs differ too, and the figures say how far
 gpusim carries to that software.
 
 Usage: GPUSIM_ARCH_PATH=arch bench/measured-e2e.py [--gpusim PATH]
-           [--arch ARCH] [--models DIR] [--spec-only] [--host-ratio R]
+           [--arch ARCH] [--models DIR] [--spec-only]
+           [--host-ratio R | --fit-host SMALL_CSV] [--malloc-us US]
            [--exclude MODEL ...] [--transformers VERSION] [--jobs N] CSV...
 Python 3 standard library only.
 """
@@ -30,6 +31,7 @@ import argparse
 import concurrent.futures
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -94,6 +96,37 @@ def predict(args, r):
     return json.loads(p.stdout), None
 
 
+def fit_host(args, path):
+    """The host ratio at which the host-bound inference runs of PATH
+    (measure-models.py's small runs: few tokens, batch 1) are predicted
+    with a median signed error of zero, by bisection on its logarithm."""
+    runs = [r for r in read_runs([path], args)
+            if r["mode"] == "inf" and r["model"] not in args.exclude]
+    if not runs:
+        sys.exit("measured-e2e.py: %s: no inference runs to fit the host on"
+                 % path)
+
+    def median_error(ratio):
+        args.host_ratio = ratio
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+            outs = list(ex.map(lambda r: predict(args, r), runs))
+        errs = sorted((o["total_ms"] - float(r["e2e_ms"])) / float(r["e2e_ms"])
+                      for r, (o, _) in zip(runs, outs) if o is not None)
+        if not errs:
+            sys.exit("measured-e2e.py: %s: no run predicted" % path)
+        n = len(errs)
+        return (errs[(n - 1) // 2] + errs[n // 2]) / 2
+
+    lo, hi = math.log(0.05), math.log(20.0)
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        if median_error(math.exp(mid)) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp((lo + hi) / 2), len(runs)
+
+
 def summary(label, errs):
     if not errs:
         return
@@ -115,6 +148,10 @@ def main():
     ap.add_argument("--host-ratio", type=float,
                     help="the host's speed as model_runs.host_ratio (times the "
                     "reference host's costs; default: the arch file's)")
+    ap.add_argument("--fit-host", metavar="SMALL_CSV",
+                    help="fit the measuring machine's host ratio on the "
+                    "host-bound inference runs of SMALL_CSV (median error "
+                    "zero) and predict the CSVs' runs with it")
     ap.add_argument("--malloc-us", type=float, metavar="US",
                     help="cudaMalloc cost per call on the measuring machine "
                     "(default: the smallest request of alloc.csv beside "
@@ -124,6 +161,10 @@ def main():
                     "op lists (default: the one each CSV's header names)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
+    fitted = None
+    if args.fit_host:
+        fitted = fit_host(args, args.fit_host)
+        args.host_ratio = fitted[0]
     runs = [r for r in read_runs(args.csv, args) if r["model"] not in args.exclude]
     if not runs:
         print("measured-e2e.py: no measured runs", file=sys.stderr)
@@ -132,6 +173,9 @@ def main():
         outs = list(ex.map(lambda r: predict(args, r), runs))
     print(f"# {args.arch}{' (spec only)' if args.spec_only else ''}: "
           "gpusim run against calibrate/measure-models.py")
+    if fitted:
+        print(f"# host ratio {fitted[0]:.3f}, fitted on the {fitted[1]} "
+              f"inference runs of {args.fit_host}")
     print(f"{'model':<10} {'mode':<5} {'seq':>5} {'b':>3} {'dtype':<5}"
           f" {'measured':>9} {'gpusim':>9} {'err%':>7}  {'fw%':>6} {'bw%':>6}")
     by_dtype = {}
