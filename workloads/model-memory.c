@@ -626,12 +626,12 @@ allocator_free (Allocator *a, int b)
   free_list_add (a, b);
 }
 
-GArray *
-gs_model_mallocs (const GsMg *g)
+/* The cudaMalloc calls of G's tensors' EVENTS (peak_activations' walk)
+ * from an emptied cache, per op gs_rt_eager launches (see
+ * gs_model_check_memory). */
+static GArray *
+walk_allocator (const GsMg *g, const GArray *events)
 {
-  g_autofree int *root = storage_roots (g);
-  g_autoptr (GArray) events = g_array_new (FALSE, FALSE, sizeof (AllocEvent));
-  peak_activations (g, root, NULL, events);
   guint nn = g->nodes->len, nv = g->values->len;
   g_autofree guint *per_node = g_new0 (guint, nn + 1);
   g_autofree int *block_of = g_new (int, nv + nn + 1);
@@ -687,7 +687,7 @@ gboolean
 gs_model_check_memory (const GsMg *g, const GsMg *last,
                        const GsHfConfig *cfg, const GsModelSize *s,
                        const GsArch *arch, GsModelMemory *mem,
-                       GError **error)
+                       GArray **mallocs, GError **error)
 {
   g_autofree int *root = storage_roots (g);
   g_autofree int *last_root = last != NULL ? storage_roots (last) : NULL;
@@ -702,7 +702,12 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
    * once, in the prefill or in the last decode step. */
   if (!g->opt.compiled)
     {
-      double act = peak_activations (g, root, NULL, NULL);
+      /* The same walk drives the allocator's. */
+      g_autoptr (GArray) events = mallocs && last == NULL
+        ? g_array_new (FALSE, FALSE, sizeof (AllocEvent)) : NULL;
+      double act = peak_activations (g, root, NULL, events);
+      if (events != NULL)
+        *mallocs = walk_allocator (g, events);
       if (last != NULL)
         act = MAX (act, peak_activations (last, last_root, NULL, NULL));
       /* Not bounded by the total above: a tensor saved through two views

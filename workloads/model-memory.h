@@ -46,10 +46,18 @@ gboolean gs_model_check_size (const GsHfConfig *cfg, const GsModelSize *s,
  * or on a MIG instance its profile's memory (ARCH NULL: no check).  G holds at most one decode step.  LAST (NULL: none),
  * a generation's last decode step built alone after G's prefill, adds its
  * KV cache and its activations where they are larger than G's. */
+/* MALLOCS (NULL: not wanted; set only for an eager G and no LAST): the
+ * cudaMalloc calls of one run of G from an emptied allocator cache
+ * (torch.cuda.empty_cache() before it), PyTorch's caching allocator
+ * walked over the tensors the peak's walk allocates and frees
+ * (parameters, their gradients and the inputs already resident); one
+ * guint per op gs_rt_eager launches, in order: the segments requested
+ * before its kernel. */
 gboolean gs_model_check_memory (const GsMg *g, const GsMg *last,
                                 const GsHfConfig *cfg,
                                 const GsModelSize *s, const GsArch *arch,
-                                GsModelMemory *mem, GError **error);
+                                GsModelMemory *mem, GArray **mallocs,
+                                GError **error);
 
 /* The estimated peak of a request under the compiled runtime, M's
  * weights and training state beside the most activations held at once
@@ -58,12 +66,5 @@ gboolean gs_model_check_memory (const GsMg *g, const GsMg *last,
 double gs_model_peak_compiled (const GsMg *g, const int *read_as,
                                const GsModelMemory *m);
 
-/* The cudaMalloc calls of one run of the eager graph G from an emptied
- * allocator cache (torch.cuda.empty_cache() before it): PyTorch's caching
- * allocator walked over the tensors the peak's walk allocates and frees
- * (parameters, their gradients and the inputs already resident).  One
- * guint per op gs_rt_eager launches, in order: the segments requested
- * before its kernel. */
-GArray *gs_model_mallocs (const GsMg *g);
 
 #endif

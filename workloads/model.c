@@ -729,14 +729,16 @@ build_request (GsMg *g, const GsHfConfig *cfg, const Request *r,
  * records every step's weights anew (the same tensors each time).  A
  * generation's KV cache is at its longest in its last decode step, built
  * alone: in decode mode that step is the pass checked, after a prefill
- * it is checked beside the prefill. */
+ * it is checked beside the prefill.  MALLOCS: gs_model_check_memory's,
+ * for a run without generation. */
 static gboolean
 check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
               const GsMg *g, const GsModelSize *size, const GsArch *arch,
-              GsModelMemory *mem, GError **error)
+              GsModelMemory *mem, GArray **mallocs, GError **error)
 {
   if (r->gen == 0)
-    return gs_model_check_memory (g, NULL, cfg, size, arch, mem, error);
+    return gs_model_check_memory (g, NULL, cfg, size, arch, mem, mallocs,
+                                  error);
   int steps = decode_steps (r);
   g_autoptr (GsMg) g1 = gs_mg_new (mo);
   g_autoptr (GsMg) last = NULL;
@@ -751,7 +753,7 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
       if (!encdec)
         {
           build_request (g1, cfg, r, one);
-          return gs_model_check_memory (g1, NULL, cfg, size, arch, mem,
+          return gs_model_check_memory (g1, NULL, cfg, size, arch, mem, NULL,
                                         error);
         }
       /* An encoder-decoder's decode steps run no encoder, whose weights
@@ -785,7 +787,7 @@ check_memory (const GsHfConfig *cfg, const Request *r, const GsMgOptions *mo,
           build_request (last, cfg, &step, NULL);
         }
     }
-  return gs_model_check_memory (g1, last, cfg, size, arch, mem, error);
+  return gs_model_check_memory (g1, last, cfg, size, arch, mem, NULL, error);
 }
 
 static int
@@ -834,7 +836,8 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   g_autoptr (GsMg) g = gs_mg_new (&mo);
   build_request (g, cfg, &r, samples);
   GsModelMemory mem;
-  if (!check_memory (cfg, &r, &mo, g, &size, arch, &mem, error))
+  g_autoptr (GArray) mallocs = NULL;   /* eager prefill or training */
+  if (!check_memory (cfg, &r, &mo, g, &size, arch, &mem, &mallocs, error))
     return NULL;
 
   GsModelPlan *plan = g_new0 (GsModelPlan, 1);
@@ -872,8 +875,7 @@ gs_model_plan (const char *config, const GsWorkloadOptions *opt,
   else
     {
       gs_rt_eager (g, &rp);
-      if (r.gen == 0 && !r.decode)
-        plan->mallocs = gs_model_mallocs (g);
+      plan->mallocs = g_steal_pointer (&mallocs);
     }
   plan->ops = g_steal_pointer (&rp.ops);
   plan->host_ns = g_steal_pointer (&rp.host_ns);
