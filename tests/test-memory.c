@@ -580,6 +580,81 @@ test_outer_splits (void)
   g_assert_cmpint (gs_triton_outer_splits (108, 32, 1024), ==, 1);
 }
 
+/* Eager sums over the rows as setReduceConfig launches them, against the
+ * grids the H100 bf16 training traces record (data/measured/
+ * h100-sxm5-80gb/profiles): four outputs a thread, 32 x 4 threads, the
+ * rows split over CTAs up to a GPU-full of blocks; the vocabulary's bias
+ * (30522 columns, not a multiple of 4) two outputs a thread.  The split
+ * sums' kernel times are near the traces' (12.8 us for 4096 x 1024); the layer
+ * norm's gamma and beta gradients walk the rows, so four times the rows
+ * take more than twice as long. */
+static void
+test_outer_reduce (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
+  GsMemParams p;
+  GError *error = NULL;
+  g_assert_true (gs_mem_params_load (&p, a, &error));
+  const struct {
+    const char *name;
+    int64_t rows, cols;
+    const char *kernel;
+    uint64_t blocks;
+    uint32_t bx, by;
+  } cases[] = {
+    { "sum", 4096, 1024, "at::native::reduce_kernel<128, 4,", 8 * 64, 32, 4 },
+    { "sum", 4096, 4096, "at::native::reduce_kernel<128, 4,", 32 * 64, 32, 4 },
+    { "sum", 1024, 1280, "at::native::reduce_kernel<128, 4,", 10 * 16, 32, 4 },
+    { "sum", 1024, 5120, "at::native::reduce_kernel<128, 4,", 40 * 16, 32, 4 },
+    { "sum", 4096, 30522, "at::native::reduce_kernel<256, 2,", 477 * 3, 32,
+      8 },
+    /* 32 rows (fewer than 16 a y thread): the y threads take outputs. */
+    { "sum", 32, 1024, "at::native::reduce_kernel<128, 4,", 2, 32, 4 },
+    { "layer_norm_backward_gamma_beta", 4096, 1024,
+      "at::native::anon::GammaBetaBackwardCUDAKernel<", 32, 32, 16 },
+    { "layer_norm_backward_gamma_beta", 1024, 1024,
+      "at::native::anon::GammaBetaBackwardCUDAKernel<", 32, 32, 16 },
+    { "layer_norm_backward_gamma_beta", 64, 1024,
+      "at::native::anon::GammaBetaBackwardSimpleCUDAKernel<", 4, 256, 1 },
+  };
+  double t_gb[2] = { 0, 0 };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      GsOp op;
+      gs_op_init (&op);
+      op.kind = GS_OP_REDUCE;
+      op.name = g_strdup (cases[i].name);
+      op.dtype = GS_DTYPE_BF16;
+      op.rows = cases[i].rows;
+      op.cols = cases[i].cols;
+      op.reduce_dim = 0;
+      op.n_in = 1;
+      op.n_out = 1;
+      g_autoptr (GArray) k = lower (a, &op, NULL);
+      g_assert_cmpuint (k->len, ==, 1);
+      const GsKernel *k0 = &g_array_index (k, GsKernel, 0);
+      g_assert_true (g_str_has_prefix (k0->name, cases[i].kernel));
+      g_assert_cmpuint (gs_kernel_blocks (k0), ==, cases[i].blocks);
+      g_assert_cmpuint (k0->block[0], ==, cases[i].bx);
+      g_assert_cmpuint (k0->block[1], ==, cases[i].by);
+      GsTime kt = 0;
+      g_assert_true (gs_fit_run (a, k, &kt, &error));
+      g_assert_no_error (error);
+      double t = (double) kt / 1e6;
+      if (i == 0)
+        {
+          g_assert_cmpfloat (t, >, 8.0);
+          g_assert_cmpfloat (t, <, 16.0);
+        }
+      if (i == 6)
+        t_gb[0] = t;
+      if (i == 7)
+        t_gb[1] = t;
+      gs_op_clear (&op);
+    }
+  g_assert_cmpfloat (t_gb[0], >, 2 * t_gb[1]);
+}
+
 /* A split sum is two generated kernels: the first over 128 outputs x 8
  * rows a block, X x split outputs in all; the second sums the partials,
  * with the tiny configuration when it has at most 512 outputs. */
@@ -1289,6 +1364,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/peak-decode", test_peak_decode);
   g_test_add_func ("/memory/outer-splits", test_outer_splits);
   g_test_add_func ("/memory/outer-split-kernels", test_outer_split_kernels);
+  g_test_add_func ("/memory/outer-reduce", test_outer_reduce);
   g_test_add_func ("/memory/dropout-mask-bytes", test_dropout_mask_bytes);
   g_test_add_func ("/memory/cast-bytes", test_cast_bytes);
   g_test_add_func ("/memory/params-round-trip", test_params_round_trip);

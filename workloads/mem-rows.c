@@ -14,7 +14,10 @@
  *   columns, 128 threads per block, launched in chunks of 2^30/cols rows;
  *   longer rows use cunn_SoftMaxForward<ILP = 16/sizeof(T)>: a block per
  *   row, SoftMax_getBlockSize threads, three passes (max, sum, write).
- * - reductions: reduce_kernel<512, 1> with ReduceConfig's block shape.
+ * - reductions: reduce_kernel<512, 1> with ReduceConfig's block shape;
+ *   over the outer dimension reduce_kernel<512 / OV, OV> and its split
+ *   over CTAs (reduce_cols); the layer norm's gamma and beta gradients
+ *   GammaBetaBackwardCUDAKernel.
  * - embedding: index_select's indexSelectLargeIndex, 128 threads, at most
  *   8 blocks per SM, a grid-stride loop.
  * NeuSight's kernels.csv records these grids and blocks for every ln and
@@ -35,6 +38,12 @@
  * round a few tens). */
 #define SHUFFLE_CYCLES 30.0
 #define BARRIER_CYCLES 40.0
+/* Latency of a reduction split over CTAs beyond its counted rounds (the
+ * partials' stores made visible by __threadfence, the semaphore's atomic,
+ * the last CTA's wait), per block: what the H100 bf16 training traces'
+ * six split column sums take beyond the rounds (docs/kernel-library.md,
+ * "Sums over the rows"). */
+#define GLOBAL_REDUCE_NS 6000.0
 
 /* Expected fraction of rows whose first byte is not 32-byte aligned when
  * rows of ROW_BYTES follow one another. */
@@ -364,12 +373,12 @@ last_pow2 (uint64_t n)
   return p;
 }
 
-/* ReduceConfig::set_block_dimension (Reduce.cuh) for 512 threads: a warp
- * along the reduced dimension, the rest across outputs. */
+/* ReduceConfig::set_block_dimension (Reduce.cuh) for MAX threads: a warp along DIM0
+ * (at most its power of two), the rest along DIM1. */
 static void
-reduce_block (uint64_t dim0, uint64_t dim1, uint32_t *bw, uint32_t *bh)
+reduce_block_max (uint64_t dim0, uint64_t dim1, uint64_t max, uint32_t *bw,
+                  uint32_t *bh)
 {
-  uint64_t max = 512;
   uint64_t d0 = dim0 < max ? last_pow2 (dim0) : max;
   uint64_t d1 = dim1 < max ? last_pow2 (dim1) : max;
   uint64_t w = MIN (d0, 32);
@@ -385,7 +394,7 @@ mem_reduce_rows (MemLower *L, const char *name, int64_t rows, int64_t cols,
 {
   double esz = mem_esize (dt);
   uint32_t bw, bh;
-  reduce_block ((uint64_t) cols, (uint64_t) rows, &bw, &bh);
+  reduce_block_max ((uint64_t) cols, (uint64_t) rows, 512, &bw, &bh);
   /* Long rows: the block's y threads share one row too (split_input). */
   uint64_t per_thread = mem_ceil_div ((uint64_t) cols, bw);
   uint32_t rows_per_block = bh;
@@ -420,37 +429,125 @@ mem_reduce_rows (MemLower *L, const char *name, int64_t rows, int64_t cols,
   return mem_emit (L, &s, error);
 }
 
-/* Reduction over rows (to a row of cols): a warp across outputs, the
- * block's y threads and enough blocks down the rows to fill the GPU. */
+/* Reduction over rows (to a row of COLS), as setReduceConfig launches it
+ * when the reduced dimension is not the innermost (Reduce.cuh):
+ *
+ * - each thread keeps OV = 4 adjacent outputs (2 or 1 when COLS is not a
+ *   multiple), reduce_kernel<512 / OV, OV>: a block of at most 512 / OV
+ *   threads, a warp across outputs and the block's y threads down the
+ *   rows (when that leaves each at least 16 rows, or 256);
+ * - when a thread would still sum at least 256 rows and the grid is at
+ *   most one GPU-full of blocks (SMs x resident threads / block threads),
+ *   the rows are split over min(GPU-full / grid, rows a thread / 16) CTAs
+ *   per output (at least rows a thread / 256): each CTA writes its
+ *   partials to a global buffer, a semaphore counts them in, and the last
+ *   CTA of each output column sums the CTAs' partials, blockDim.y at a
+ *   time.
+ *
+ * A thread loads four rows at a time (vt0 = 4 accumulators) and waits
+ * for them before the next four: rows a thread / 4 dependent rounds, then
+ * the last CTA's rounds over the partials and the fence and atomic
+ * between (GsWork.serial_trips).  The H100 training traces record these
+ * grids: 8 x 64 blocks of 32 x 4 for 4096 rows of 1024, 10 x 16 for 1024
+ * of 1280 (tests/test-memory.c, /memory/outer-reduce). */
 static gboolean
 reduce_cols (MemLower *L, const char *name, int64_t rows, int64_t cols,
              GsDtype dt, GError **error)
 {
   double esz = mem_esize (dt);
+  uint64_t ov = cols % 4 == 0 ? 4 : cols % 2 == 0 ? 2 : 1;
+  uint64_t max = 512 / ov;
+  uint64_t outs = mem_ceil_div ((uint64_t) cols, ov);
   uint32_t bw, bh;
-  reduce_block ((uint64_t) cols, (uint64_t) rows, &bw, &bh);
-  uint64_t gx = mem_ceil_div ((uint64_t) cols, bw);
-  uint64_t fill = (uint64_t) L->arch->sm_count * 4;
-  uint64_t gy = CLAMP (mem_ceil_div ((uint64_t) rows, (uint64_t) bh * 256),
-                       1, MAX (1, fill / gx));
+  reduce_block_max (outs, (uint64_t) rows, max, &bw, &bh);
+  uint64_t vpt = (uint64_t) rows;
+  uint64_t gx;
+  gboolean split_y = vpt >= (uint64_t) bh * 16 || vpt >= 256;
+  if (split_y)
+    {
+      gx = mem_ceil_div (outs, bw);
+      vpt = mem_ceil_div (vpt, bh);
+    }
+  else
+    gx = mem_ceil_div (outs, (uint64_t) bw * bh);
+  uint64_t threads = (uint64_t) bw * bh;
+  uint64_t target = (uint64_t) L->arch->sm_count
+                    * MAX (1, (uint64_t) L->arch->max_threads / threads);
+  uint64_t ctas = 1;
+  if (split_y && vpt >= 256 && gx <= target)
+    {
+      ctas = MAX (MIN (mem_ceil_div (target, gx), mem_ceil_div (vpt, 16)),
+                  mem_ceil_div (vpt, 256));
+      vpt = mem_ceil_div (vpt, ctas);
+    }
   g_autofree char *kname = g_strdup_printf (
-    "at::native::reduce_kernel<512, 1, ReduceOp<%s, %s>>", mem_ctype (dt),
-    name);
+    "at::native::reduce_kernel<%d, %d, ReduceOp<%s, %s>>", (int) max,
+    (int) ov, mem_ctype (dt), name);
   MemSpec s;
   mem_spec_init (&s, GS_MEM_FAM_REDUCE, kname);
-  s.blocks = gx * gy;
+  s.blocks = gx * ctas;
   s.bx = bw;
   s.by = bh;
-  s.regs = 32;
-  s.smem = bw * bh * 4;
+  s.regs = ov == 4 ? 54 : 40;
+  s.smem = (uint32_t) (threads * ov * 4);
   double elems = (double) rows * cols / s.blocks;
+  double outs_block = (double) cols / gx;
   s.in_bytes = elems * esz;
-  s.out_bytes = bw * esz * (gy > 1 ? 2 : 1);
+  /* Partials out (fp32) and, by the last CTA, back in; then the result. */
+  s.out_bytes = outs_block * (esz + (ctas > 1 ? 4.0 : 0.0));
+  s.small_bytes = ctas > 1 ? outs_block * 4.0 : 0;
   s.alu = elems;
-  s.other = bw * bh * 20.0;
-  s.trips = ceil ((double) rows / (bh * gy * 4.0));
+  s.other = threads * 20.0;
+  s.trips = ceil ((double) vpt / 4.0)
+            + (ctas > 1 ? ceil ((double) ctas / bh) + 2 : 0);
+  s.serial = TRUE;
   s.ilp = 4;
-  s.fixed_cycles = block_reduce_cycles ((int) (bw * bh / 32), 1);
+  s.fixed_cycles = block_reduce_cycles ((int) (threads / 32), (int) ov)
+                   * (ctas > 1 ? 2 : 1);
+  s.fixed_ns = ctas > 1 ? GLOBAL_REDUCE_NS : 0;
+  return mem_emit (L, &s, error);
+}
+
+/* The gamma and beta gradients of a layer norm over M rows of N
+ * (layer_norm_kernel.cu, PyTorch 2.1): from 128 rows,
+ * GammaBetaBackwardCUDAKernel, a block of 32 x 16 threads per 32 columns
+ * that walks all M rows, two rows a y thread per step, each step's loads
+ * of dY and X (and the row's mean and rstd) waited for before the next:
+ * M / 32 dependent rounds, then a shared-memory tile sum (32 x 33 floats
+ * for each of the two gradients).  Fewer rows: the simple kernel, a
+ * thread per column over every row.  The H100 training traces record 32
+ * blocks for N = 1024 and 40 for 1280, with the same tiles (8448 bytes of
+ * shared memory), and a time that follows the rows: 14.3 us at M = 4096,
+ * 5.2 us at 1024 (docs/kernel-library.md). */
+static gboolean
+gamma_beta (MemLower *L, int64_t rows, int64_t cols, GsDtype dt,
+            GError **error)
+{
+  double esz = mem_esize (dt);
+  gboolean simple = rows < 128;
+  g_autofree char *kname = g_strdup_printf (
+    simple ? "at::native::anon::GammaBetaBackwardSimpleCUDAKernel<%s, float>"
+           : "at::native::anon::GammaBetaBackwardCUDAKernel<%s, float>",
+    mem_ctype (dt));
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_REDUCE, kname);
+  uint64_t per_block = simple ? 256 : 32;
+  s.blocks = mem_ceil_div ((uint64_t) cols, per_block);
+  s.bx = simple ? 256 : 32;
+  s.by = simple ? 1 : 16;
+  s.regs = 32;
+  s.smem = simple ? 0 : 2 * 32 * 33 * 4;
+  double cols_block = (double) cols / s.blocks;
+  s.in_bytes = 2.0 * rows * cols_block * esz;
+  s.small_bytes = 2.0 * rows * 4;               /* mean and rstd */
+  s.out_bytes = 2.0 * cols_block * esz;
+  s.alu = 4.0 * rows * cols_block;
+  s.other = (double) s.bx * s.by * 20.0;
+  s.trips = simple ? (double) rows : ceil ((double) rows / 32.0);
+  s.serial = TRUE;
+  s.ilp = 2;
+  s.fixed_cycles = simple ? 0 : 4 * BARRIER_CYCLES
+                                + block_reduce_cycles (1, 2);
   return mem_emit (L, &s, error);
 }
 
@@ -459,6 +556,9 @@ mem_lower_reduce (MemLower *L, GError **error)
 {
   const GsOp *op = L->op;
   const char *name = op->name ? op->name : "sum";
+  if (op->reduce_dim == 0 && op->rows > 1
+      && strcmp (name, "layer_norm_backward_gamma_beta") == 0)
+    return gamma_beta (L, op->rows, op->cols, op->dtype, error);
   if (op->reduce_dim == 0 && op->rows > 1)
     return reduce_cols (L, name, op->rows, op->cols, op->dtype, error);
   return mem_reduce_rows (L, name, op->rows, op->cols, op->dtype, error);
