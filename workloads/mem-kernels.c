@@ -111,6 +111,7 @@ mem_spec_init (MemSpec *s, GsMemFamily fam, const char *name)
   s->last_scale = 1.0;
   s->trips = 1;
   s->ilp = 1;
+  s->eff_scale = 1.0;
 }
 
 /* A broadcast operand is read once per output element.  Its first reads
@@ -222,7 +223,7 @@ mem_emit (MemLower *L, MemSpec *s, GError **error)
   k.block[1] = s->by;
   k.regs = s->regs;
   k.smem_dynamic = s->smem;
-  k.eff_memory = L->p->eff[s->fam];
+  k.eff_memory = L->p->eff[s->fam] * s->eff_scale;
   fill_work (L, s, &occ, &k.work);
   /* A partial last block matters only in small grids; in large ones it
    * changes the time by less than 1/PARTIAL_BLOCK_GRID and keeping every

@@ -48,6 +48,7 @@ typedef struct {
   double ilp;               /* independent instructions per warp (>= 1) */
   double fixed_cycles;      /* block-wide reductions, barriers (SM cycles) */
   double fixed_ns;          /* further fixed latency per block, ns */
+  double eff_scale;         /* of the family's memory efficiency (1) */
 } MemSpec;
 
 void mem_spec_init (MemSpec *s, GsMemFamily fam, const char *name);

@@ -200,6 +200,61 @@ op_costs (const GsOp *op, double *alu, double *sfu)
     }
 }
 
+/* Instructions per element of fused_dropout_kernel_vec besides the
+ * load and stores: curand_uniform4's Philox4x32-10 (ten rounds of two
+ * 32-bit wide multiplies, two three-way xors and two key bumps: about 80
+ * for four numbers), the four conversions to [0, 1), the compares, the
+ * scaling and the mask bytes, and the grid-stride loop's step. */
+#define DROPOUT_OTHER_PER_ELEM 24.0
+#define DROPOUT_ALU_PER_ELEM 4.0
+/* The share of an elementwise kernel's memory efficiency it reaches.  The
+ * attention probabilities' dropout measured 1.14-1.27 times the time its
+ * bytes take at the fitted elementwise efficiency on the V100, A100 80GB
+ * and H100 (NeuSight's fp32 training profiles, BERT-Large and GPT2-Large,
+ * and the H100's bf16 trace: 68.0 us for [8,16,512,512]), where the
+ * dropout's backward (masked_scale, a vectorized kernel) and the scaling
+ * mul of the same shape run at it; a grid-stride loop with one vector in
+ * flight a thread, its stores 60% of the traffic: docs/kernel-library.md,
+ * "Dropout". */
+#define DROPOUT_BW_SHARE 0.8
+
+/* native_dropout's forward (aten/src/ATen/native/cuda/Dropout.cu, PyTorch
+ * 2.1): fused_dropout_kernel_vec with 4-element vectors, 256 threads, and
+ * a grid of at most a GPU-full of blocks (SMs x resident threads / 256:
+ * 1056 on the H100, as its traces record) striding over the tensor.  A
+ * step draws four numbers from the thread's Philox state, loads four
+ * elements and stores four outputs and four mask bytes before the next
+ * step's load: elements / (grid x 1024) dependent rounds
+ * (GsWork.serial_trips), where a vectorized kernel has one. */
+static gboolean
+dropout_kernel (MemLower *L, GError **error)
+{
+  const GsOp *op = L->op;
+  double esz = mem_esize (op->dtype);
+  int64_t n = gs_op_elems (op);
+  uint64_t full = (uint64_t) L->arch->sm_count
+                  * MAX (1, L->arch->max_threads / 256);
+  uint64_t grid = MIN (mem_ceil_div ((uint64_t) n, 256), full);
+  double per_block = (double) n / grid;
+  g_autofree char *kname = g_strdup_printf (
+    "at::native::anon::fused_dropout_kernel_vec<%s, float, unsigned int, 1, "
+    "4, bool>", mem_ctype (op->dtype));
+  MemSpec s;
+  mem_spec_init (&s, GS_MEM_FAM_ELEMENTWISE, kname);
+  s.blocks = grid;
+  s.bx = 256;
+  s.regs = 40;
+  s.in_bytes = per_block * esz;
+  s.out_bytes = per_block * (esz + MAX (op->n_mask_out, 1));
+  s.alu = per_block * DROPOUT_ALU_PER_ELEM;
+  s.other = per_block * (DROPOUT_OTHER_PER_ELEM
+                         + (esz < 4 ? 2.0 : 0.0));
+  s.trips = ceil (per_block / (256.0 * 4.0));
+  s.ilp = 4;
+  s.eff_scale = DROPOUT_BW_SHARE;
+  return mem_emit (L, &s, error);
+}
+
 gboolean
 mem_lower_elementwise (MemLower *L, GError **error)
 {
@@ -207,6 +262,11 @@ mem_lower_elementwise (MemLower *L, GError **error)
   double alu, sfu;
   op_costs (op, &alu, &sfu);
   int path = hinted_path (L->hint);
+  if (op->name && strcmp (op->name, "native_dropout") == 0
+      && op->n_small_in == 0
+      && (L->hint == NULL || L->hint->kernel == NULL
+          || strstr (L->hint->kernel, "dropout") != NULL))
+    return dropout_kernel (L, error);
   if (path < 0)
     path = op->n_small_in > 0 ? MEM_PW_STRIDED : MEM_PW_VECTORIZED;
   return pointwise_split (L, op->name ? op->name : "pointwise",
