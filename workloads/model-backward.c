@@ -544,8 +544,21 @@ rule_simple (Bw *b)
     case GS_BW_SOFTMAX:
     case GS_BW_LOG_SOFTMAX:
       {
-        /* The gradient and the forward's output. */
-        bw_reads (b, b->dy, n->out);
+        /* The gradient and the forward's output.  In the transformers
+         * 5 runs' PyTorch (2.11), _softmax_backward_data of 16-bit rows
+         * first multiplies the two in a vectorized kernel of its own
+         * (the H100 traces: a Mul of [B,H,S,S] by [B,H,S,S] inside it,
+         * 68.8 us for BERT-Large's at batch 8, before
+         * softmax_warp_backward); PyTorch 2.1 has no such kernel, and
+         * no fp32 run of 2.11 was traced. */
+        int gy = b->dy;
+        if (b->g->opt.hf5 && n->rule == GS_BW_SOFTMAX
+            && n->op.dtype != GS_DTYPE_FP32)
+          {
+            bw_reads (b, b->dy, n->out);
+            gy = bw_pointwise (b, "mul", rows, cols, 2, 0, 1, 0);
+          }
+        bw_reads (b, gy, n->out);
         GsOp op;
         bw_op (b, &op, GS_OP_SOFTMAX, n->rule == GS_BW_SOFTMAX
                                        ? "_softmax_backward_data"
