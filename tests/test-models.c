@@ -4689,6 +4689,29 @@ test_transformers_5 (void)
                    "_softmax clone bmm contiguous");
   g_assert_cmpstr (s5, ==, "addmm addmm addmm clone clone bmm mul _softmax "
                    "clone bmm contiguous");
+  /* In training the head views' gradients are copied back through the
+   * offset calculator in the model's dtype, the key's transposed (its
+   * forward copy was k^T). */
+  Req bt = r5;
+  bt.mode = "training";
+  bt.dtype = GS_DTYPE_BF16;
+  g_autoptr (GsModelPlan) bb5 = plan_fixture ("tiny-bert.json", &bt);
+  guint views = 0, transposed = 0;
+  for (guint i = 0; i < bb5->ops->len; i++)
+    {
+      const GsOp *op = op_at (bb5, i);
+      if (op->phase == GS_PHASE_BACKWARD && op->kind == GS_OP_COPY
+          && op->tag && strstr (op->tag, "layer.0.attention.self")
+          && strcmp (op->name, "clone") == 0)
+        {
+          g_assert_true (op->strided);
+          g_assert_cmpint (op->dtype, ==, GS_DTYPE_BF16);
+          views++;
+          transposed += op->transpose;
+        }
+    }
+  g_assert_cmpuint (views, ==, 4);
+  g_assert_cmpuint (transposed, ==, 1);
   /* matmul's copies: q's keeps its rows, k^T's transposes. */
   const GsOp *cq = find_op (b5, 0, "layer.0.attention.self", "clone");
   const GsOp *ck = find_op (b5, 1, "layer.0.attention.self", "clone");

@@ -234,6 +234,19 @@ bmm_node (GsMg *g, const char *name, int a, int b, int64_t batch, int64_t m,
   return y;
 }
 
+/* Marks the head view (gs_mg_view_bw_copy) that produced V, if any, as
+ * one whose gradient arrives transposed. */
+static void
+mark_view_transposed (GsMg *g, int v)
+{
+  int p = gs_mg_val (g, v)->producer;
+  if (p < 0)
+    return;
+  GsMgNode *n = gs_mg_node (g, (guint) p);
+  if (n->rule == GS_BW_RESHAPE)
+    n->op.transpose = TRUE;
+}
+
 int
 gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
               int64_t m, int64_t n, int64_t k, gboolean a_t, gboolean b_t,
@@ -247,6 +260,13 @@ gs_mg_matmul (GsMg *g, const char *name, int a, int b, int64_t batch,
    * reshape's clone of a permuted view, PyTorch's strided copy kernel).  An
    * operand broadcast over a batch dim (one K/V head for every query
    * head) is copied once per use: its gradient sums the copies back. */
+  /* A head view copied transposed (k^T made contiguous) gets its
+   * gradient in the transposed layout: the view's backward copy
+   * transposes too. */
+  if (copy_a && a_t)
+    mark_view_transposed (g, a);
+  if (copy_b && b_t)
+    mark_view_transposed (g, b);
   if (copy_a)
     {
       GsOp op;
@@ -493,6 +513,9 @@ gs_mg_view_bw_copy (GsMg *g, int x)
   GsOp op;
   gs_op_init (&op);
   op.kind = GS_OP_KIND_COUNT;
+  /* The head views are activations of the model's dtype: their
+   * gradients' copies move its bytes. */
+  op.dtype = g->opt.dtype;
   const GsMgValue *v = gs_mg_val (g, x);
   int in[1] = { x };
   int64_t e = v->elems, c = v->cols;

@@ -939,7 +939,7 @@ kernel_list_new (void)
   X (bias) X (c_in) X (rows) X (cols) X (n_in) X (n_out) X (n_small_in)      \
   X (n_mask_in) X (n_mask_out) X (bcast_elems) X (bcast_period)              \
   X (bcast_esize) X (out_esize) X (alu_per_elem) X (sfu_per_elem) X (scalar_operand)       \
-  X (reduce_dim) X (heads) X (kv_heads)                                      \
+  X (strided) X (transpose) X (reduce_dim) X (heads) X (kv_heads)            \
   X (seq_q) X (seq_k) X (head_dim) X (causal) X (dropout) X (attn)           \
   X (window) X (softcap) X (params) X (eager)
 
