@@ -524,6 +524,20 @@ test_misaligned_h100 (void)
   g_autoptr (GArray) k = gs_test_kernels_new ();
   lowered_ms (a, p, &s, k);
   g_assert_nonnull (strstr (g_array_index (k, GsKernel, 0).name, "sm90_xmma"));
+  /* A weight gradient reads its grad^T from rows of M elements: BERT's
+   * decoder, dW [30522, 1024] = grad^T @ h over 4096 tokens, ran
+   * cutlass_80_tensorop_..._nt_align2 for 1.0075 ms in the H100's bf16
+   * training trace (profiles/bert_large-train-512-8-bf16.json.gz).  With
+   * A not transposed, M is a row count and the kernel stays wgmma. */
+  shape (&s, 30522, 1024, 4096, 1, GS_DTYPE_BF16, GS_LAYOUT_NT);
+  g_assert_cmpint (gs_gemm_align_bytes (&s), ==, 4);
+  g_autoptr (GArray) kw = gs_test_kernels_new ();
+  double ms = lowered_ms (a, p, &s, kw);
+  g_assert_nonnull (strstr (g_array_index (kw, GsKernel, 0).name,
+                            "cutlass_80_tensorop"));
+  g_assert_cmpfloat (fabs (ms / 1.0075 - 1), <=, 0.15);
+  shape (&s, 30522, 1024, 4096, 1, GS_DTYPE_BF16, GS_LAYOUT_NN);
+  g_assert_cmpint (gs_gemm_align_bytes (&s), ==, 16);
 }
 
 /* The H100's tensor-core GEMMs measured by gpusim's own benchmark

@@ -205,10 +205,16 @@ gs_gemm_align_bytes (const GsGemmShape *s)
 {
   double in = gs_dtype_bytes (s->dtype);
   gboolean wide = s->dtype == GS_DTYPE_FP32 || s->dtype == GS_DTYPE_TF32;
-  int64_t rows[3] = { (int64_t) (s->depth * in), (int64_t) (s->cols * in),
-                      s->cols * (wide ? 4 : 2) };
+  /* The stored rows: A's of depth elements, or of `rows` where PyTorch's
+   * A is a transposed view (a weight gradient's grad^T: BERT's decoder
+   * gradient [30522, 4096] read from rows of 30522); B's of depth or
+   * cols; C's of cols. */
+  gboolean a_t = s->layout == GS_LAYOUT_NT || s->layout == GS_LAYOUT_TT;
+  int64_t rows[4] = { (int64_t) (s->depth * in), (int64_t) (s->cols * in),
+                      s->cols * (wide ? 4 : 2),
+                      a_t ? (int64_t) (s->rows * in) : 16 };
   int align = 16;
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     while (align > 1 && rows[i] % align != 0)
       align /= 2;
   return align;
