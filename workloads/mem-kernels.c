@@ -66,6 +66,13 @@ mem_ceil_div (uint64_t a, uint64_t b)
 }
 
 uint64_t
+mem_gpu_full_blocks (const GsArch *arch, uint64_t threads)
+{
+  return (uint64_t) arch->sm_count
+         * MAX (1, (uint64_t) arch->max_threads / MAX (threads, 1));
+}
+
+uint64_t
 mem_next_pow2 (uint64_t n)
 {
   uint64_t p = 1;

@@ -72,6 +72,10 @@ const char *mem_ctype (GsDtype d);
  * unknown). */
 double mem_pointwise_other (const char *name);
 uint64_t mem_ceil_div (uint64_t a, uint64_t b);
+/* Blocks of THREADS threads that fill every SM of ARCH by its resident
+ * threads (PyTorch's "GPU-full" grid: SMs x maxThreadsPerMultiProcessor /
+ * threads). */
+uint64_t mem_gpu_full_blocks (const GsArch *arch, uint64_t threads);
 /* Smallest power of two >= N (N >= 1). */
 uint64_t mem_next_pow2 (uint64_t n);
 int mem_log2_ceil (uint64_t n);

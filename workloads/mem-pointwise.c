@@ -232,9 +232,8 @@ dropout_kernel (MemLower *L, GError **error)
   const GsOp *op = L->op;
   double esz = mem_esize (op->dtype);
   int64_t n = gs_op_elems (op);
-  uint64_t full = (uint64_t) L->arch->sm_count
-                  * MAX (1, L->arch->max_threads / 256);
-  uint64_t grid = MIN (mem_ceil_div ((uint64_t) n, 256), full);
+  uint64_t grid = MIN (mem_ceil_div ((uint64_t) n, 256),
+                       mem_gpu_full_blocks (L->arch, 256));
   double per_block = (double) n / grid;
   g_autofree char *kname = g_strdup_printf (
     "at::native::anon::fused_dropout_kernel_vec<%s, float, unsigned int, 1, "

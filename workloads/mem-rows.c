@@ -471,8 +471,7 @@ reduce_cols (MemLower *L, const char *name, int64_t rows, int64_t cols,
   else
     gx = mem_ceil_div (outs, (uint64_t) bw * bh);
   uint64_t threads = (uint64_t) bw * bh;
-  uint64_t target = (uint64_t) L->arch->sm_count
-                    * MAX (1, (uint64_t) L->arch->max_threads / threads);
+  uint64_t target = mem_gpu_full_blocks (L->arch, threads);
   uint64_t ctas = 1;
   if (split_y && vpt >= 256 && gx <= target)
     {
