@@ -570,7 +570,10 @@ if "$GPUSIM" run data/neusight/models/bert_large.json --arch h100 --batch 8 \
    sed 's/"[^"]*"/N/' "$tmp/hv.csv" |
    awk -F, '$3 == "copy" && $4 == "backward" && $5 == 0 { t[n++] = $17 }
      END { if (n != 4) exit 1; lo = hi = t[0]; slow = 0
-           for (i = 0; i < n; i++) { if (t[i] < lo) lo = t[i]; if (t[i] > hi) hi = t[i] }
+           for (i = 0; i < n; i++) {
+             if (t[i] < lo) lo = t[i]
+             if (t[i] > hi) hi = t[i]
+           }
            for (i = 0; i < n; i++) if (t[i] > 1.5 * lo) slow++
            exit !(slow == 1 && hi > 1.5 * lo) }'; then
   ok "the head views' backward copies, the key's transposed"

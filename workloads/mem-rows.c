@@ -373,8 +373,8 @@ last_pow2 (uint64_t n)
   return p;
 }
 
-/* ReduceConfig::set_block_dimension (Reduce.cuh) for MAX threads: a warp along DIM0
- * (at most its power of two), the rest along DIM1. */
+/* ReduceConfig::set_block_dimension (Reduce.cuh) for MAX threads: a warp
+ * along DIM0 (at most its power of two), the rest along DIM1. */
 static void
 reduce_block_max (uint64_t dim0, uint64_t dim1, uint64_t max, uint32_t *bw,
                   uint32_t *bh)
