@@ -310,6 +310,35 @@ latency_us (const GsArch *a, const GsMemParams *p, const GsOp *op)
   return (double) gs_mem_op_latency (p, op, t) / 1e6;
 }
 
+/* A sum NAME of ROWS x COLS over its rows (reduce_dim 0), as the
+ * backward emits bias and gamma/beta gradients. */
+static GsOp
+row_sum_op (const char *name, int64_t rows, int64_t cols, GsDtype dtype)
+{
+  GsOp op;
+  gs_op_init (&op);
+  op.kind = GS_OP_REDUCE;
+  op.name = g_strdup (name);
+  op.dtype = dtype;
+  op.rows = rows;
+  op.cols = cols;
+  op.reduce_dim = 0;
+  op.n_in = 1;
+  op.n_out = 1;
+  return op;
+}
+
+/* Simulated time of KERNELS run alone on A, us. */
+static double
+kernels_us (const GsArch *a, const GArray *kernels)
+{
+  GsTime t = 0;
+  GError *error = NULL;
+  g_assert_true (gs_fit_run (a, kernels, &t, &error));
+  g_assert_no_error (error);
+  return (double) t / 1e6;
+}
+
 static void
 test_monotonic (void)
 {
@@ -620,16 +649,8 @@ test_outer_reduce (void)
   double t_gb[2] = { 0, 0 };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      GsOp op;
-      gs_op_init (&op);
-      op.kind = GS_OP_REDUCE;
-      op.name = g_strdup (cases[i].name);
-      op.dtype = GS_DTYPE_BF16;
-      op.rows = cases[i].rows;
-      op.cols = cases[i].cols;
-      op.reduce_dim = 0;
-      op.n_in = 1;
-      op.n_out = 1;
+      GsOp op = row_sum_op (cases[i].name, cases[i].rows, cases[i].cols,
+                            GS_DTYPE_BF16);
       g_autoptr (GArray) k = lower (a, &op, NULL);
       g_assert_cmpuint (k->len, ==, 1);
       const GsKernel *k0 = &g_array_index (k, GsKernel, 0);
@@ -637,10 +658,7 @@ test_outer_reduce (void)
       g_assert_cmpuint (gs_kernel_blocks (k0), ==, cases[i].blocks);
       g_assert_cmpuint (k0->block[0], ==, cases[i].bx);
       g_assert_cmpuint (k0->block[1], ==, cases[i].by);
-      GsTime kt = 0;
-      g_assert_true (gs_fit_run (a, k, &kt, &error));
-      g_assert_no_error (error);
-      double t = (double) kt / 1e6;
+      double t = kernels_us (a, k);
       if (i == 0)
         {
           g_assert_cmpfloat (t, >, 8.0);
@@ -691,10 +709,7 @@ test_dropout_kernel (void)
       g_assert_true (strstr (k0->name, "fused_dropout_kernel_vec") != NULL);
       g_assert_cmpuint (gs_kernel_blocks (k0), ==, 132 * 8);
       g_assert_cmpuint (k0->block[0], ==, 256);
-      GsTime kt = 0;
-      g_assert_true (gs_fit_run (a, k, &kt, &error));
-      double t = (double) kt / 1e6;
-      g_assert_cmpfloat (fabs (t / meas[i] - 1), <, 0.15);
+      g_assert_cmpfloat (fabs (kernels_us (a, k) / meas[i] - 1), <, 0.15);
       g_array_set_size (k, 0);
       g_assert_true (gs_mem_lower (a, &p, &op, GS_RUNTIME_COMPILED, NULL, k,
                                    &error));
@@ -713,16 +728,7 @@ test_outer_split_kernels (void)
   g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-40gb");
   GsMemParams p;
   gs_mem_params_init (&p);
-  GsOp op;
-  gs_op_init (&op);
-  op.kind = GS_OP_REDUCE;
-  op.name = g_strdup ("sum");
-  op.dtype = GS_DTYPE_FP32;
-  op.rows = 4096;
-  op.cols = 1024;
-  op.reduce_dim = 0;
-  op.n_in = 1;
-  op.n_out = 1;
+  GsOp op = row_sum_op ("sum", 4096, 1024, GS_DTYPE_FP32);
   g_autoptr (GArray) k = gs_test_kernels_new ();
   GError *error = NULL;
   g_assert_true (gs_mem_lower (a, &p, &op, GS_RUNTIME_COMPILED, NULL, k,
