@@ -89,15 +89,16 @@ run_row (const GsArch *arch, const GsLibrary *lib, const GsMeasureRow *row,
   gboolean ok = gs_library_lower (lib, &op, GS_RUNTIME_EAGER,
                                   hints ? &hint : NULL, kernels, &error);
   cell->lower_us += (double) (g_get_monotonic_time () - t0);
-  GsTime gpu = 0;
-  if (!ok || !gs_fit_run (arch, kernels, &gpu, &error))
+  GsTime gpu = 0, busy = 0;
+  if (!ok || !gs_fit_run (arch, kernels, &gpu, &busy, &error))
     {
       fprintf (stderr, "validate-gemm: line %u: %s\n", row->line,
                error->message);
       gs_op_clear (&op);
       return FALSE;
     }
-  double ms = kernel_time ? gpu / 1e9 : gs_library_op_latency (lib, &op, gpu) / 1e9;
+  double ms = kernel_time ? busy / 1e9
+                          : gs_library_op_latency (lib, &op, gpu) / 1e9;
   double ape = gs_fit_ape (ms, row->latency_ms);
   gboolean known;
   gboolean same = same_choice (arch, &op, row, kernels, &known);

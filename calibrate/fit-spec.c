@@ -437,7 +437,7 @@ spec_latency (const GsArch *arch, const GsGemmParams *p, const GsOp *op,
   g_array_set_size (kernels, 0);
   GsTime gpu;
   if (!gs_gemm_lower (arch, p, &s, NULL, kernels, error)
-      || !gs_fit_run (arch, kernels, &gpu, error))
+      || !gs_fit_run (arch, kernels, &gpu, NULL, error))
     return NAN;
   return gs_gemm_latency_us (p, gs_gemm_class_of (op), gpu / 1e6) / 1e3;
 }
@@ -450,7 +450,7 @@ own_latency (const GsArch *arch, const GsLibrary *lib, const GsOp *op,
   g_array_set_size (kernels, 0);
   GsTime gpu;
   if (!gs_library_lower (lib, op, GS_RUNTIME_EAGER, NULL, kernels, error)
-      || !gs_fit_run (arch, kernels, &gpu, error))
+      || !gs_fit_run (arch, kernels, &gpu, NULL, error))
     return NAN;
   return gs_library_op_latency (lib, op, gpu) / 1e9;
 }

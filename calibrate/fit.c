@@ -651,7 +651,7 @@ gs_fit_hint (const GsMeasureRow *row, GsKernelHint *hint)
 
 gboolean
 gs_fit_run (const GsArch *arch, const GArray *kernels, GsTime *gpu_time,
-            GError **error)
+            GsTime *kernel_time, GError **error)
 {
   GsGpuOptions opt = { 0 };
   g_autoptr (GsGpu) gpu = gs_gpu_new (arch, &opt, error);
@@ -664,7 +664,82 @@ gs_fit_run (const GsArch *arch, const GArray *kernels, GsTime *gpu_time,
   if (!gs_gpu_run (gpu, error))
     return FALSE;
   *gpu_time = gs_gpu_end_time (gpu);
+  if (kernel_time != NULL)
+    *kernel_time = gs_gpu_kernel_time (gpu);
   return TRUE;
+}
+
+gboolean
+gs_fit_is_dispatch_row (const GsMeasureRow *row)
+{
+  return row->op != NULL && strcmp (row->op, "block_dispatch") == 0
+         && row->latency_ms > 0;
+}
+
+static guint64
+row_blocks (const GsMeasureRow *r)
+{
+  return (guint64) r->grid[0] * MAX (r->grid[1], 1u) * MAX (r->grid[2], 1u);
+}
+
+static guint
+row_threads (const GsMeasureRow *r)
+{
+  return r->block[0] * MAX (r->block[1], 1u) * MAX (r->block[2], 1u);
+}
+
+guint
+gs_fit_kernel_fixed (GsFit *fit)
+{
+  g_autoptr (GHashTable) sizes = g_hash_table_new (NULL, NULL);
+  guint used = 0;
+  for (guint i = 0; i < fit->rows->len; i++)
+    {
+      const GsMeasureRow *r = fit->rows->pdata[i];
+      if (gs_fit_is_dispatch_row (r) && gs_fit_is_gpu_time (fit, r)
+          && row_blocks (r) > 0 && row_threads (r) > 0)
+        g_hash_table_add (sizes, GUINT_TO_POINTER (row_threads (r)));
+    }
+  g_autoptr (GArray) icept = g_array_new (FALSE, FALSE, sizeof (double));
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, sizes);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      guint threads = GPOINTER_TO_UINT (key);
+      double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (guint i = 0; i < fit->rows->len; i++)
+        {
+          const GsMeasureRow *r = fit->rows->pdata[i];
+          if (!gs_fit_is_dispatch_row (r) || !gs_fit_is_gpu_time (fit, r)
+              || row_threads (r) != threads || row_blocks (r) == 0)
+            continue;
+          double x = (double) row_blocks (r), y = r->latency_ms * 1e3;
+          n++;
+          sx += x;
+          sy += y;
+          sxx += x * x;
+          sxy += x * y;
+        }
+      double det = n * sxx - sx * sx;
+      if (n < 2 || det <= 0)
+        continue;                  /* one grid size: no line */
+      double slope = (n * sxy - sx * sy) / det;
+      double b = (sy - slope * sx) / n;
+      g_array_append_val (icept, b);
+      used += (guint) n;
+    }
+  if (icept->len == 0)
+    return 0;
+  guint sets = icept->len;
+  double us = MAX (gs_fit_median ((double *) (void *) icept->data, sets), 0);
+  fit->arch->cal.kernel_fixed_us = us;
+  g_autofree char *line = g_strdup_printf (
+    "kernel_fixed_us: the median over %u block size%s of the intercept of "
+    "CUPTI duration against blocks (%u block_dispatch rows)", sets,
+    sets == 1 ? "" : "s", used);
+  gs_fit_add_method (fit, line);
+  return used;
 }
 
 double

@@ -100,6 +100,17 @@ char *gs_fit_splice (const char *base_text, const char *base_file,
 char *gs_fit_splice_model_runs (const char *base_text, const char *base_file,
                                 const char *out_file, const char *group);
 
+/* Fits calibration.kernel_fixed_us, a kernel's own fixed duration, on the
+ * device's `block_dispatch` rows of GPU time (gpusim-bench-micro: kernels
+ * of 10^4 to 10^6 empty blocks timed by CUPTI): for each block size with
+ * two or more grids, the intercept of the least-squares line of duration
+ * against blocks; the median of those.  Leaves the arch's value and adds
+ * no method line when there are no such rows.  Returns the number of rows
+ * used. */
+guint gs_fit_kernel_fixed (GsFit *fit);
+/* Whether ROW is a microbenchmark row gs_fit_kernel_fixed takes. */
+gboolean gs_fit_is_dispatch_row (const GsMeasureRow *row);
+
 /* ---------------------------------------------------------------- helpers */
 
 /* The GsOp a GEMM row measured (linear, bmm, bmm_nt); FALSE for other ops or
@@ -109,9 +120,12 @@ gboolean gs_fit_gemm_op (const GsMeasureRow *row, GsOp *op);
 void gs_fit_hint (const GsMeasureRow *row, GsKernelHint *hint);
 
 /* Runs KERNELS one after another on an idle GPU; *GPU_TIME is the time
- * from the first launch to the last kernel's end, ps. */
+ * from the first launch to the last kernel's end (the launch gaps
+ * included: what an op timed alone is compared with), *KERNEL_TIME (may
+ * be NULL) the sum of the kernels' own durations (what a GPU-time row,
+ * gs_fit_is_gpu_time, is compared with), ps. */
 gboolean gs_fit_run (const GsArch *arch, const GArray *kernels,
-                     GsTime *gpu_time, GError **error);
+                     GsTime *gpu_time, GsTime *kernel_time, GError **error);
 
 /* Absolute percentage error of PRED against MEASURED. */
 double gs_fit_ape (double pred, double measured);

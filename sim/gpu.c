@@ -1691,6 +1691,18 @@ gs_gpu_end_time (const GsGpu *g)
   return end;
 }
 
+GsTime
+gs_gpu_kernel_time (const GsGpu *g)
+{
+  GsTime sum = 0;
+  for (guint i = 0; i < g->runs->len; i++)
+    {
+      const GsKernelResult *r = &((Run *) g->runs->pdata[i])->res;
+      sum += r->end - r->start;
+    }
+  return sum;
+}
+
 int
 gs_gpu_sm_count (const GsGpu *g)
 {

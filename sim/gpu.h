@@ -152,6 +152,10 @@ guint gs_gpu_kernel_count (const GsGpu *gpu);
 const GsKernel *gs_gpu_kernel (const GsGpu *gpu, guint index);
 const GsKernelResult *gs_gpu_result (const GsGpu *gpu, guint index);
 GsTime gs_gpu_end_time (const GsGpu *gpu);
+/* The sum of the kernels' own durations (each from its start, after the
+ * launch gap, to its end, its fixed cost included), ps: what a profiler's
+ * kernel records (CUPTI, a trace) add up to. */
+GsTime gs_gpu_kernel_time (const GsGpu *gpu);
 int gs_gpu_sm_count (const GsGpu *gpu);
 /* The DRAM bandwidth the GPU's blocks share, GB/s (the spec sheet's, as
  * dram.bandwidth_gbs gives it): the arch's, or a partition's share of it

@@ -166,7 +166,8 @@ fit_date (const char *given, GError **error)
   return g_date_time_format (t, "%Y-%m-%d");
 }
 
-/* Which fitter takes ROW, if any: 'g' (GEMM), 'm' (memory-bound) or 0. */
+/* Which fitter takes ROW, if any: 'g' (GEMM), 'm' (memory-bound), 'k'
+ * (the kernels' fixed duration) or 0. */
 static char
 fitter_of (const GsMeasureRow *row)
 {
@@ -174,6 +175,8 @@ fitter_of (const GsMeasureRow *row)
   const char *bad = NULL;
   if (row->latency_ms <= 0 || row->op == NULL)
     return 0;
+  if (gs_fit_is_dispatch_row (row))
+    return 'k';
   char f = 0;
   if (gs_fit_gemm_op (row, &o))
     f = 'g';
@@ -209,7 +212,7 @@ load_sets (GsFit *fit, gboolean gemm_only, char **files, GPtrArray *sets,
         {
           const GsMeasureRow *r = fit->rows->pdata[i];
           char which = fitter_of (r);
-          if (which == 0)
+          if (which == 0 || which == 'k')
             continue;
           if (!gs_predict_row_fits (fit->arch, set, r, error))
             {
@@ -627,6 +630,9 @@ calibrate (const CalibrateArgs *a, GError **error)
     return FALSE;
   if (!a->gemm_only && !gs_fit_memory_shared (fit, error))
     return FALSE;
+  /* Before the GEMMs: their GPU-time rows hold it. */
+  if (!a->gemm_only)
+    gs_fit_kernel_fixed (fit);
   if (!gs_fit_gemm (fit, &gopt, error))
     return FALSE;
   if (!a->gemm_only && !gs_fit_memory_own (fit, error))

@@ -185,10 +185,12 @@ op_latency (const GsPredictor *p, const GsOp *op, GsTime gpu_time)
   return gs_library_op_latency (p->lib, op, gpu_time);
 }
 
-/* Runs KERNELS alone on an idle GPU, one stream, issued at time 0. */
+/* Runs KERNELS alone on an idle GPU, one stream, issued at time 0:
+ * *GPU_TIME from the first launch to the last end (the launch gaps
+ * included), *KERNEL_TIME the sum of the kernels' own durations. */
 static gboolean
 simulate (const GsPredictor *p, GArray *kernels, GsPrediction *out,
-          GsTime *gpu_time, GError **error)
+          GsTime *gpu_time, GsTime *kernel_time, GError **error)
 {
   GsGpuOptions opt = { 0 };
   g_autoptr (GsGpu) gpu = gs_gpu_new (p->arch, &opt, error);
@@ -205,6 +207,7 @@ simulate (const GsPredictor *p, GArray *kernels, GsPrediction *out,
   if (!gs_gpu_run (gpu, error))
     return FALSE;
   *gpu_time = gs_gpu_end_time (gpu);
+  *kernel_time = gs_gpu_kernel_time (gpu);
   guint best = 0;
   GsTime longest = -1;
   for (guint i = 0; i < gs_gpu_kernel_count (gpu); i++)
@@ -274,7 +277,7 @@ gs_predict_row (const GsPredictor *p, const GsMeasureSet *set,
   gs_fit_hint (row, &hint);
   g_autoptr (GArray) kernels = g_array_new (FALSE, TRUE, sizeof (GsKernel));
   g_array_set_clear_func (kernels, kernel_array_clear);
-  GsTime gpu_time = 0;
+  GsTime gpu_time = 0, kernel_time = 0;
   GsOp clones[2];
   guint n_clones = 0;
   if (!gs_predict_row_clones (set, row, clones, &n_clones, error))
@@ -288,12 +291,12 @@ gs_predict_row (const GsPredictor *p, const GsMeasureSet *set,
   for (guint i = 0; i < n_clones; i++)
     gs_op_clear (&clones[i]);
   ok = ok && lower (p, &op, p->use_hints ? &hint : NULL, kernels, error)
-       && simulate (p, kernels, out, &gpu_time, error);
+       && simulate (p, kernels, out, &gpu_time, &kernel_time, error);
   if (ok)
     {
       GsTime lat = op_latency (p, &op, gpu_time);
       out->latency_ms = (double) lat / 1e9;
-      out->gpu_ms = (double) gpu_time / 1e9;
+      out->gpu_ms = (double) kernel_time / 1e9;
       /* Host costs alone set the latency: launch-bound. */
       if (lat == op_latency (p, &op, 0))
         out->bound = "launch";

@@ -29,7 +29,8 @@ typedef struct {
 
 typedef struct {
   double latency_ms;       /* the op timed alone, host costs included */
-  double gpu_ms;           /* its kernels: first issue to last end */
+  double gpu_ms;           /* its kernels' own durations, summed (no
+                            * launch gap): what a profiler records */
   char *kernel;            /* the longest-running kernel */
   int waves;               /* that kernel's simulated waves */
   const char *bound;       /* compute, memory, latency or launch */

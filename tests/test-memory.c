@@ -305,7 +305,7 @@ latency_us (const GsArch *a, const GsMemParams *p, const GsOp *op)
   GError *error = NULL;
   g_assert_true (gs_mem_lower (a, p, op, GS_RUNTIME_EAGER, NULL, k, &error));
   GsTime t = 0;
-  g_assert_true (gs_fit_run (a, k, &t, &error));
+  g_assert_true (gs_fit_run (a, k, &t, NULL, &error));
   g_assert_no_error (error);
   return (double) gs_mem_op_latency (p, op, t) / 1e6;
 }
@@ -334,7 +334,7 @@ kernels_us (const GsArch *a, const GArray *kernels)
 {
   GsTime t = 0;
   GError *error = NULL;
-  g_assert_true (gs_fit_run (a, kernels, &t, &error));
+  g_assert_true (gs_fit_run (a, kernels, &t, NULL, &error));
   g_assert_no_error (error);
   return (double) t / 1e6;
 }
@@ -507,7 +507,7 @@ test_other_kinds (void)
         g_error ("%s: got %s", cases[i].name,
                  g_array_index (k, GsKernel, 0).name);
       GsTime t = 0;
-      g_assert_true (gs_fit_run (a, k, &t, &error));
+      g_assert_true (gs_fit_run (a, k, &t, NULL, &error));
       g_assert_cmpint (t, >, 0);
       gs_op_clear (&op);
     }
@@ -925,7 +925,7 @@ lib_latency (const GsArch *a, const GsLibrary *lib, const GsOp *op)
   g_assert_true (gs_library_lower (lib, op, GS_RUNTIME_EAGER, NULL, k,
                                    &error));
   GsTime t = 0;
-  g_assert_true (gs_fit_run (a, k, &t, &error));
+  g_assert_true (gs_fit_run (a, k, &t, NULL, &error));
   g_assert_no_error (error);
   return gs_library_op_latency (lib, op, t);
 }
@@ -1401,6 +1401,91 @@ test_cross_attention_cache (void)
   g_clear_error (&error);
 }
 
+/* ------------------------------------------------------ kernel fixed time */
+
+/* A kernel's own fixed duration (calibration.kernel_fixed_us) is fitted on
+ * the block-dispatch rows of GPU time: the H100's micro.csv (empty blocks,
+ * CUPTI) gives the intercept of its duration-against-blocks lines, 0.834
+ * us; rows made on a known line give its intercept back; rows that timed
+ * an op's latency are not taken.  In the simulation a kernel's duration
+ * holds it once, the time from the launch the launch gap besides. */
+static void
+test_kernel_fixed (void)
+{
+  const char *src = g_getenv ("GS_SRCDIR");
+  g_autofree char *file = g_build_filename (src ? src : ".", "data",
+                                            "measured", "h100-sxm5-80gb",
+                                            "micro.csv", NULL);
+  GError *error = NULL;
+  g_autoptr (GsMeasureSet) set = gs_measure_load (file, FALSE, &error);
+  g_assert_no_error (error);
+  g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
+  a->cal.kernel_fixed_us = 0;
+  g_autoptr (GsFit) fit = gs_fit_new (a, NULL);
+  for (guint i = 0; i < set->rows->len; i++)
+    {
+      const GsMeasureRow *r = &g_array_index (set->rows, GsMeasureRow, i);
+      g_ptr_array_add (fit->rows, (gpointer) r);
+      if (gs_measure_is_gpu_time (set, r))
+        g_hash_table_add (fit->gpu_time, (gpointer) r);
+    }
+  g_assert_cmpuint (gs_fit_kernel_fixed (fit), ==, 9);
+  g_test_message ("micro.csv: kernel_fixed_us %.4f",
+                  fit->arch->cal.kernel_fixed_us);
+  g_assert_cmpfloat (fabs (fit->arch->cal.kernel_fixed_us - 0.834), <,
+                     0.01);
+  g_autofree char *group = gs_fit_render (fit, "2026-01-01");
+  g_assert_nonnull (strstr (group, "kernel_fixed_us: the median over 3 "
+                                   "block sizes"));
+
+  /* Rows on 2 us + 0.5 ns a block, two block sizes; then the same rows
+   * timed as latencies. */
+  GsMeasureRow rows[6];
+  g_autoptr (GsFit) line = gs_fit_new (a, NULL);
+  g_autoptr (GsFit) lat = gs_fit_new (a, NULL);
+  for (int i = 0; i < 6; i++)
+    {
+      memset (&rows[i], 0, sizeof rows[i]);
+      rows[i].op = (char *) "block_dispatch";
+      rows[i].grid[0] = (uint32_t) (1000 * (1 + i % 3) * (1 + i % 3));
+      rows[i].grid[1] = rows[i].grid[2] = 1;
+      rows[i].block[0] = i < 3 ? 32 : 256;
+      rows[i].block[1] = rows[i].block[2] = 1;
+      rows[i].latency_ms = (2.0 + 0.5e-3 * rows[i].grid[0]) / 1e3;
+      g_ptr_array_add (line->rows, &rows[i]);
+      g_hash_table_add (line->gpu_time, &rows[i]);
+      g_ptr_array_add (lat->rows, &rows[i]);
+    }
+  g_assert_cmpuint (gs_fit_kernel_fixed (line), ==, 6);
+  g_assert_cmpfloat (fabs (line->arch->cal.kernel_fixed_us - 2.0), <, 1e-9);
+  lat->arch->cal.kernel_fixed_us = 0.25;
+  g_assert_cmpuint (gs_fit_kernel_fixed (lat), ==, 0);
+  g_assert_cmpfloat (lat->arch->cal.kernel_fixed_us, ==, 0.25);
+
+  /* One small kernel with and without the fixed duration. */
+  GsKernel k;
+  gs_kernel_init (&k);
+  k.name = g_strdup ("small");
+  k.grid[0] = 4;
+  k.block[0] = 128;
+  k.regs = 32;
+  k.work.fp32_ops = 128.0 * 64;
+  GsTime dur[2], from_launch[2];
+  for (int f = 0; f < 2; f++)
+    {
+      a->cal.kernel_fixed_us = f ? 1.5 : 0;
+      g_autoptr (GsGpu) g = gs_test_simulate (a, &k, 1, NULL);
+      dur[f] = gs_gpu_kernel_time (g);
+      from_launch[f] = gs_gpu_end_time (g);
+      const GsKernelResult *r = gs_gpu_result (g, 0);
+      g_assert_cmpint (dur[f], ==, r->end - r->start);
+    }
+  g_assert_cmpint (dur[1] - dur[0], ==, 1500000);
+  g_assert_cmpint (from_launch[1] - dur[1], ==, from_launch[0] - dur[0]);
+  g_assert_cmpint (from_launch[0] - dur[0], >, 0);
+  gs_kernel_clear (&k);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1429,6 +1514,7 @@ main (int argc, char **argv)
   g_test_add_func ("/memory/residuals-bad", test_residuals_bad);
   g_test_add_func ("/memory/fit-small", test_fit_small);
   g_test_add_func ("/memory/transfer", test_transfer);
+  g_test_add_func ("/memory/kernel-fixed", test_kernel_fixed);
   g_test_add_func ("/memory/cross-attention-cache",
                    test_cross_attention_cache);
   return g_test_run ();
