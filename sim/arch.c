@@ -109,6 +109,8 @@ static const GsParam arch_params[] = {
   { "tensor.mma_sync_share", GS_PARAM_DOUBLE, OFF (mma_sync_share), "", 1,
     NULL, 0.01, 1, 0, "share of the dense rates that warp-level mma.sync "
     "reaches (Hopper: about 2/3 of wgmma's)" },
+  { "tensor.mma_sync_tf32_share", GS_PARAM_DOUBLE, OFF (mma_sync_tf32_share),
+    "", 0, NULL, 0, 1, 0, "the same for TF32 (0: tensor.mma_sync_share)" },
 
   { "l2.size_mib", GS_PARAM_DOUBLE, OFF (l2_mib), "MiB", NAN, NULL, 0.001,
     1e6, REQ, "L2 cache size" },
@@ -804,9 +806,18 @@ gs_arch_peak_flops (const GsArch *a, GsDtype d)
 }
 
 double
+gs_arch_mma_sync_share (const GsArch *a, GsDtype d)
+{
+  if (d == GS_DTYPE_TF32 && a->mma_sync_tf32_share > 0)
+    return a->mma_sync_tf32_share;
+  return a->mma_sync_share;
+}
+
+double
 gs_arch_tensor_rate (const GsArch *a, const GsWork *w, GsDtype d)
 {
-  return a->tensor_flops_per_clk[d] * (w->wgmma ? 1 : a->mma_sync_share);
+  return a->tensor_flops_per_clk[d]
+         * (w->wgmma ? 1 : gs_arch_mma_sync_share (a, d));
 }
 
 double

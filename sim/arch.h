@@ -76,6 +76,7 @@ struct GsArch {
   double tensor_flops_per_clk[GS_DTYPE_COUNT]; /* dense; 0: not supported */
   double mma_sync_share;   /* share of that rate warp-level mma.sync reaches
                             * where a wider MMA (wgmma) sets the peak */
+  double mma_sync_tf32_share; /* the same for TF32 (0: mma_sync_share) */
 
   /* Memory system. */
   double l2_mib;
@@ -224,8 +225,12 @@ void gs_arch_use_model_clock (GsArch *arch);
  * model runs: model_runs.host_ratio, 1 when it is 0 (not fitted). */
 double gs_arch_host_ratio (const GsArch *arch);
 double gs_arch_peak_flops (const GsArch *arch, GsDtype dtype); /* FLOP/s */
+/* The share of the dense tensor rate of DTYPE that warp-level mma.sync
+ * reaches (tensor.mma_sync_share, or for TF32 tensor.mma_sync_tf32_share
+ * where set). */
+double gs_arch_mma_sync_share (const GsArch *arch, GsDtype dtype);
 /* Tensor FLOPs per clock per SM that WORK's MMAs of DTYPE reach: the dense
- * rate, times tensor.mma_sync_share unless they are wgmma (0: none). */
+ * rate, times gs_arch_mma_sync_share() unless they are wgmma (0: none). */
 double gs_arch_tensor_rate (const GsArch *arch, const GsWork *work,
                             GsDtype dtype);
 double gs_arch_dram_bw (const GsArch *arch);        /* bytes/s, nominal */

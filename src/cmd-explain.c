@@ -798,7 +798,8 @@ explain_rates (Explainer *x, Explained *e)
       e->peak_name = "FP64";
     }
   e->peak_flops_s = gs_arch_peak_flops (a, best) * sm_share;
-  e->mma_share = most > 0 && !w->wgmma ? a->mma_sync_share : 1;
+  e->mma_share = most > 0 && !w->wgmma ? gs_arch_mma_sync_share (a, best)
+                                        : 1;
   e->flops_s = secs > 0 ? e->res->flops / secs : 0;
   double l2_share = x->gopt->l2_fraction > 0 ? x->gopt->l2_fraction : 1;
   e->peak_l2_bs = gs_arch_l2_bw (a) * l2_share;

@@ -324,10 +324,13 @@ test_compute_peak (void)
 }
 
 /* Hopper's dense tensor rates are wgmma's; warp-level mma.sync reaches
- * tensor.mma_sync_share of them (sm90.cfg: 0.667), at both fidelities.  An
- * arch without the key (the A100) runs both at the full rate. */
+ * tensor.mma_sync_share of them (sm90.cfg: 0.667), TF32
+ * tensor.mma_sync_tf32_share (0.503, the H100's mma.csv), at both
+ * fidelities.  An arch without the keys (the A100) runs both at the full
+ * rate. */
 static double
-mma_kernel_us (const GsArch *a, gboolean wgmma, GsFidelity f)
+mma_dtype_kernel_us (const GsArch *a, gboolean wgmma, GsFidelity f,
+                     GsDtype d)
 {
   GsKernel k;
   gs_kernel_init (&k);
@@ -335,16 +338,22 @@ mma_kernel_us (const GsArch *a, gboolean wgmma, GsFidelity f)
   k.grid[0] = a->sm_count * 4;
   k.block[0] = 256;
   k.regs = 64;
-  k.work.tensor_flops[GS_DTYPE_FP16] = 256.0 * 1024 * 1024;
+  k.work.tensor_flops[d] = 256.0 * 1024 * 1024;
   k.work.mma_flops = 65536;
   k.work.ilp = 4;
   k.work.wgmma = wgmma;
   GsGpuOptions o = { .no_memo = TRUE, .fidelity = f };
   g_autoptr (GsGpu) g = gs_test_simulate (a, &k, 1, &o);
   g_assert_cmpint (gs_gpu_result (g, 0)->bound, ==, GS_BOUND_TENSOR);
-  double us = kernel_us (g, 0);
+  double us = kernel_us (g, 0) - a->cal.kernel_fixed_us;
   gs_kernel_clear (&k);
   return us;
+}
+
+static double
+mma_kernel_us (const GsArch *a, gboolean wgmma, GsFidelity f)
+{
+  return mma_dtype_kernel_us (a, wgmma, f, GS_DTYPE_FP16);
 }
 
 static void
@@ -354,6 +363,9 @@ test_mma_sync_share (void)
   g_autoptr (GsArch) a100 = load_arch ("a100");
   g_assert_cmpfloat (fabs (h100->mma_sync_share - 0.667), <, 1e-9);
   g_assert_cmpfloat (a100->mma_sync_share, ==, 1);
+  g_assert_cmpfloat (fabs (gs_arch_mma_sync_share (h100, GS_DTYPE_TF32)
+                           - 0.503), <, 1e-9);
+  g_assert_cmpfloat (gs_arch_mma_sync_share (a100, GS_DTYPE_TF32), ==, 1);
   for (int f = GS_FIDELITY_BLOCK; f <= GS_FIDELITY_WARP; f++)
     {
       double sync = mma_kernel_us (h100, FALSE, f);
@@ -361,6 +373,11 @@ test_mma_sync_share (void)
       g_test_message ("h100 fidelity %d: mma.sync %.2f us, wgmma %.2f us",
                       f, sync, wg);
       g_assert_cmpfloat (fabs (wg / sync - 0.667), <, 0.02);
+      double t_sync = mma_dtype_kernel_us (h100, FALSE, f, GS_DTYPE_TF32);
+      double t_wg = mma_dtype_kernel_us (h100, TRUE, f, GS_DTYPE_TF32);
+      g_test_message ("h100 fidelity %d: tf32 mma.sync %.2f us, wgmma "
+                      "%.2f us", f, t_sync, t_wg);
+      g_assert_cmpfloat (fabs (t_wg / t_sync - 0.503), <, 0.02);
       double a_sync = mma_kernel_us (a100, FALSE, f);
       double a_wg = mma_kernel_us (a100, TRUE, f);
       g_assert_cmpfloat (fabs (a_wg / a_sync - 1), <, 1e-9);
