@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..27"
+echo "1..28"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -175,3 +175,11 @@ else
   check "list without GPUSIM_ARCH_PATH and no arch file: how to set it" $? 1 \
     empty_err_is "gpusim arch: no GPU architecture files found; searched ./arch (missing), $data (installed data$missing); put NAME.cfg files (gpusim-arch(5)) in one of them, or set GPUSIM_ARCH_PATH to the directory that holds them (a source tree's arch/, say)"
 fi
+
+# The shipped arch files name their base files relative to arch/ (a path
+# written by `gpusim calibrate -o` elsewhere is absolute: it would tie the
+# file to the machine that wrote it).
+grep -l '^ *base *= *"/' "$GS_SRCDIR"/arch/*.cfg > "$tmp/out"
+: > "$tmp/err"
+abs=$(cat "$tmp/out")
+check "shipped arch files name their bases relatively" 0 0 test -z "$abs"
