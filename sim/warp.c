@@ -292,7 +292,17 @@ kern_model (Sim *s, Kern *kn, GError **error)
   kn->per_warp[C_OTHER] = w->other_ops / ws / nw;
   kn->per_warp[C_MMA] = mma / nw;
   kn->per_warp[C_SMEM] = w->smem_bytes / SMEM_BYTES_PER_INSTR / nw;
-  kn->per_warp[C_GMEM] = gbytes / mlp_bytes / nw;
+  /* Global requests of mlp_bytes; a block whose accesses come in
+   * dependent rounds (GsWork.serial_trips) makes at least one request a
+   * round, each waiting for the one before. */
+  double req_bytes = mlp_bytes, reqs = gbytes / mlp_bytes / nw;
+  gboolean serial = w->serial_trips > 0 && gbytes > 0;
+  if (serial && reqs < w->serial_trips)
+    {
+      reqs = w->serial_trips;
+      req_bytes = gbytes / nw / reqs;
+    }
+  kn->per_warp[C_GMEM] = reqs;
 
   /* Latencies (cycles); a global request's round trip as the block level
    * counts it. */
@@ -318,7 +328,8 @@ kern_model (Sim *s, Kern *kn, GError **error)
   kn->occ[C_OTHER] = 0;
   kn->occ[C_MMA] = mma > 0 ? tensor_cycles / mma * sch / cf : 0;
   kn->occ[C_SMEM] = SMEM_BYTES_PER_INSTR / a->smem_bytes_per_clk / ec;
-  double req_bytes = kn->per_warp[C_GMEM] > 0 ? mlp_bytes : 0;
+  if (kn->per_warp[C_GMEM] <= 0)
+    req_bytes = 0;
   kn->occ[C_GMEM] = (w->ld_bytes + w->st_bytes) / MAX (gbytes, 1) * req_bytes
                     / a->l1_bytes_per_clk / ec;
 
@@ -335,7 +346,8 @@ kern_model (Sim *s, Kern *kn, GError **error)
   kn->dram_bytes_req = dram * scale;
 
   kn->dep_c = (int) CLAMP (lround (w->ilp), 1, RING);
-  kn->dep_m = (int) CLAMP (lround (w->mlp), 1, RING);
+  kn->dep_m = serial ? (int) CLAMP (lround (reqs / w->serial_trips), 1, RING)
+                     : (int) CLAMP (lround (w->mlp), 1, RING);
   kn->fixed = (w->fixed_ns + a->cal.block_fixed_ns) * 1e-9 * hz;
   return TRUE;
 }
@@ -346,13 +358,17 @@ gs_warp_kernel_instructions (const GsArch *a, const GsKernel *k)
   const GsWork *w = &k->work;
   double mlp_bytes = a->cal.mlp_bytes_per_warp > 0 ? a->cal.mlp_bytes_per_warp
                                                    : GS_DEFAULT_MLP_BYTES;
+  double gbytes = MAX (w->ld_bytes + w->st_bytes,
+                       MAX (gs_work_l2_bytes (w), gs_work_dram_bytes (w)));
+  double gmem = gbytes / mlp_bytes;
+  if (w->serial_trips > 0 && gbytes > 0)   /* a request a round at least */
+    gmem = MAX (gmem, w->serial_trips
+                      * ceil ((double) gs_kernel_threads_per_block (k)
+                              / a->warp_size));
   double per_block = (w->fp32_ops + w->fp64_ops + w->int_ops + w->sfu_ops
                       + w->other_ops) / a->warp_size
                      + gs_work_mma_instrs (w)
-                     + w->smem_bytes / SMEM_BYTES_PER_INSTR
-                     + MAX (w->ld_bytes + w->st_bytes,
-                            MAX (gs_work_l2_bytes (w), gs_work_dram_bytes (w)))
-                       / mlp_bytes;
+                     + w->smem_bytes / SMEM_BYTES_PER_INSTR + gmem;
   double blocks = 0;
   if (k->n_variants == 0)
     blocks = (double) gs_kernel_blocks (k);

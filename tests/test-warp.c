@@ -129,6 +129,42 @@ test_warp_dram_bound (void)
   g_assert_cmpint (gs_gpu_result (gpu, 0)->bound, ==, GS_BOUND_DRAM);
 }
 
+/* Dependent rounds (GsWork.serial_trips): one warp loads and stores 128
+ * bytes a round, 100 rounds, each waiting out the DRAM latency (500
+ * cycles at 1 GHz) before the next: 50 us at both fidelities, where the
+ * same bytes as independent requests take a fraction of that. */
+static void
+test_warp_serial_rounds (void)
+{
+  g_autoptr (GsArch) a = toy ();
+  GsKernel k;
+  gs_kernel_init (&k);
+  k.name = (char *) "rounds";
+  k.grid[0] = 1;
+  k.block[0] = 32;
+  k.work.ld_bytes = 100 * 128;
+  k.work.st_bytes = 100 * 128;
+  k.work.mlp = 1;
+  k.work.serial_trips = 100;
+  double ns[2];
+  for (int f = 0; f < 2; f++)
+    {
+      g_autoptr (GsGpu) gpu = run (a, &k, 1, f ? GS_FIDELITY_WARP
+                                               : GS_FIDELITY_BLOCK,
+                                   GS_WARP_POLICY_LRR, NULL, NULL);
+      ns[f] = kernel_ns (gpu, 0);
+    }
+  g_test_message ("100 rounds: block %.0f ns, warp %.0f ns", ns[0], ns[1]);
+  g_assert_cmpfloat (fabs (ns[0] / 50000 - 1), <, 0.05);
+  g_assert_cmpfloat (fabs (ns[1] / 50000 - 1), <, 0.05);
+  k.work.serial_trips = 0;
+  k.work.mlp = 8;
+  g_autoptr (GsGpu) free = run (a, &k, 1, GS_FIDELITY_WARP,
+                                GS_WARP_POLICY_LRR, NULL, NULL);
+  g_test_message ("independent requests: warp %.0f ns", kernel_ns (free, 0));
+  g_assert_cmpfloat (kernel_ns (free, 0), <, 25000);
+}
+
 /* Waves and block counts: 9 blocks that fill an SM each (64 registers x
  * 1024 threads use every register) run in 3 waves on the toy GPU's 4 SMs. */
 static void
@@ -311,6 +347,7 @@ main (int argc, char **argv)
   g_test_add_func ("/warp/pipe-bound", test_warp_pipe_bound);
   g_test_add_func ("/warp/dram-bound", test_warp_dram_bound);
   g_test_add_func ("/warp/waves", test_warp_waves);
+  g_test_add_func ("/warp/serial-rounds", test_warp_serial_rounds);
   g_test_add_func ("/warp/labs-agree", test_warp_labs_agree);
   g_test_add_func ("/warp/toy-agree", test_warp_toy_agree);
   g_test_add_func ("/warp/refuses-large", test_warp_refuses_large);
