@@ -71,7 +71,7 @@ check "show t4: no TF32, BF16 or FP8 tensor path" $? 0 \
          grep -Eq '^  fp8 tensor +none$' '$tmp/out'"
 run arch show l40s
 check "show l40s: a spec-only GDDR card's estimated clock and DRAM in practice" \
-  $? 0 sh -c "grep -Eq '^  estimated sustained clock +2283 MHz' '$tmp/out' && \
+  $? 0 sh -c "grep -Eq '^  estimated sustained clock +2281 MHz' '$tmp/out' && \
               grep -Eq '^  estimated dram +659 GB/s in practice \\(0\\.763 of the datasheet.s, the fitted GPUs. median for GDDR\\)$' '$tmp/out'"
 run arch show l4 --format json
 check "show --format json" $? 0 \

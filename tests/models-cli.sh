@@ -544,7 +544,8 @@ fi
 
 # The loss, its backward and AccumulateGrad run outside the compiled
 # graphs: in compiled training they launch eager PyTorch's kernels, the
-# loss taking as long as in eager training (it ran Inductor's kernels).
+# loss taking as long as in eager training (it ran Inductor's kernels),
+# to a nanosecond (the two runs' picosecond times round apart).
 if "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training \
      --runtime compiled --format csv > "$tmp/lc.csv" 2> "$tmp/err" &&
    "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training \
@@ -553,7 +554,7 @@ if "$GPUSIM" run tests/data/models/tiny-gpt2.json --arch h100 --mode training \
      --runtime compiled --format json > "$tmp/lc.json" 2>> "$tmp/err" &&
    grep -q ',loss,' "$tmp/lc.csv" && ! grep ',loss,' "$tmp/lc.csv" | grep -q triton_ &&
    awk -v a="$("$J" "$tmp/le.json" loss_ms)" -v b="$("$J" "$tmp/lc.json" loss_ms)" \
-     'BEGIN { d = a - b; exit !(a > 0 && d < 1e-9 && d > -1e-9) }'; then
+     'BEGIN { d = a - b; exit !(a > 0 && d < 1e-6 && d > -1e-6) }'; then
   ok "compiled training's loss runs eager kernels"
 else
   grep ',loss,' "$tmp/lc.csv" > "$tmp/err" 2>/dev/null

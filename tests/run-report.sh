@@ -230,7 +230,7 @@ fi
 # own calibration names none.
 "$GPUSIM" run tests/data/models/tiny-mixtral.json --arch h200 --seq 16 > "$tmp/h200.txt"
 "$GPUSIM" run tests/data/models/tiny-mixtral.json --arch h200 --seq 16 --format json > "$tmp/h200.json"
-if sed -n 2p "$tmp/h200.txt" | grep -q 'DRAM 4800 GB/s; calibration of h100-sxm5-80gb: kernels.csv.gz, calibrate-h100-tensor.csv, calibrate-h100-micro.csv (device h100-sxm5-80gb)' &&
+if sed -n 2p "$tmp/h200.txt" | grep -q 'DRAM 4800 GB/s; calibration of h100-sxm5-80gb: kernels.csv.gz, calibrate-h100-tensor.csv, calibrate-h100-micro.csv, calibrate-h100-pointwise.csv (device h100-sxm5-80gb)' &&
    [ "$("$J" "$tmp/h200.json" calibration_of)" = h100-sxm5-80gb ] &&
    [ "$("$J" "$tmp/h200.json" calibrated)" = true ] &&
    ! grep -q calibration_of "$tmp/moe.json"; then
