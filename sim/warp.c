@@ -249,6 +249,25 @@ heap_top (const Sim *s)
 
 /* ------------------------------------------------------- kernel synthesis */
 
+/* A warp's global-memory requests: its share of the block's global bytes
+ * (*GBYTES: the block's, the larger of its loads and stores, L2 and DRAM
+ * bytes) in requests of calibration.mlp_bytes_per_warp; a block whose
+ * accesses come in dependent rounds (GsWork.serial_trips) makes at least
+ * one request a round, each waiting for the one before. */
+static double
+gmem_requests (const GsArch *a, const GsWork *w, double warps,
+               double *gbytes)
+{
+  *gbytes = MAX (w->ld_bytes + w->st_bytes,
+                 MAX (gs_work_l2_bytes (w), gs_work_dram_bytes (w)));
+  double mlp_bytes = a->cal.mlp_bytes_per_warp > 0 ? a->cal.mlp_bytes_per_warp
+                                                   : GS_DEFAULT_MLP_BYTES;
+  double reqs = *gbytes / mlp_bytes / MAX (warps, 1);
+  if (w->serial_trips > 0 && *gbytes > 0)
+    reqs = MAX (reqs, w->serial_trips);
+  return reqs;
+}
+
 /* Warp-level counts and costs of one block's work (see warp.h). */
 static gboolean
 kern_model (Sim *s, Kern *kn, GError **error)
@@ -282,9 +301,9 @@ kern_model (Sim *s, Kern *kn, GError **error)
       return FALSE;
     }
   double l2 = gs_work_l2_bytes (w), dram = gs_work_dram_bytes (w);
-  double gbytes = MAX (w->ld_bytes + w->st_bytes, MAX (l2, dram));
-  double mlp_bytes = a->cal.mlp_bytes_per_warp > 0 ? a->cal.mlp_bytes_per_warp
-                                                   : GS_DEFAULT_MLP_BYTES;
+  double gbytes;
+  double reqs = gmem_requests (a, w, nw, &gbytes);
+  gboolean serial = w->serial_trips > 0 && gbytes > 0;
   kn->per_warp[C_FP32] = w->fp32_ops / ws / nw;
   kn->per_warp[C_FP64] = w->fp64_ops / ws / nw;
   kn->per_warp[C_INT] = w->int_ops / ws / nw;
@@ -292,16 +311,6 @@ kern_model (Sim *s, Kern *kn, GError **error)
   kn->per_warp[C_OTHER] = w->other_ops / ws / nw;
   kn->per_warp[C_MMA] = mma / nw;
   kn->per_warp[C_SMEM] = w->smem_bytes / SMEM_BYTES_PER_INSTR / nw;
-  /* Global requests of mlp_bytes; a block whose accesses come in
-   * dependent rounds (GsWork.serial_trips) makes at least one request a
-   * round, each waiting for the one before. */
-  double req_bytes = mlp_bytes, reqs = gbytes / mlp_bytes / nw;
-  gboolean serial = w->serial_trips > 0 && gbytes > 0;
-  if (serial && reqs < w->serial_trips)
-    {
-      reqs = w->serial_trips;
-      req_bytes = gbytes / nw / reqs;
-    }
   kn->per_warp[C_GMEM] = reqs;
 
   /* Latencies (cycles); a global request's round trip as the block level
@@ -328,8 +337,7 @@ kern_model (Sim *s, Kern *kn, GError **error)
   kn->occ[C_OTHER] = 0;
   kn->occ[C_MMA] = mma > 0 ? tensor_cycles / mma * sch / cf : 0;
   kn->occ[C_SMEM] = SMEM_BYTES_PER_INSTR / a->smem_bytes_per_clk / ec;
-  if (kn->per_warp[C_GMEM] <= 0)
-    req_bytes = 0;
+  double req_bytes = reqs > 0 ? gbytes / nw / reqs : 0;
   kn->occ[C_GMEM] = (w->ld_bytes + w->st_bytes) / MAX (gbytes, 1) * req_bytes
                     / a->l1_bytes_per_clk / ec;
 
@@ -356,15 +364,9 @@ double
 gs_warp_kernel_instructions (const GsArch *a, const GsKernel *k)
 {
   const GsWork *w = &k->work;
-  double mlp_bytes = a->cal.mlp_bytes_per_warp > 0 ? a->cal.mlp_bytes_per_warp
-                                                   : GS_DEFAULT_MLP_BYTES;
-  double gbytes = MAX (w->ld_bytes + w->st_bytes,
-                       MAX (gs_work_l2_bytes (w), gs_work_dram_bytes (w)));
-  double gmem = gbytes / mlp_bytes;
-  if (w->serial_trips > 0 && gbytes > 0)   /* a request a round at least */
-    gmem = MAX (gmem, w->serial_trips
-                      * ceil ((double) gs_kernel_threads_per_block (k)
-                              / a->warp_size));
+  double warps = ceil ((double) gs_kernel_threads_per_block (k)
+                       / a->warp_size), gbytes;
+  double gmem = gmem_requests (a, w, warps, &gbytes) * MAX (warps, 1);
   double per_block = (w->fp32_ops + w->fp64_ops + w->int_ops + w->sfu_ops
                       + w->other_ops) / a->warp_size
                      + gs_work_mma_instrs (w)
