@@ -112,6 +112,12 @@ struct GsArch {
    * (torch.cuda.empty_cache(), as the reference harness does; 0: not
    * paid, the cache warm). */
   double model_malloc_us;
+  /* ... and which rules pick the kernel of a single nn GEMM (GPT-2's
+   * Conv1D, a backward's input gradients): FALSE, the nn.Linear (tn)
+   * rules; TRUE, the heuristic (gemm-select.c).  The library of some
+   * GPUs picks other kernels for x @ W than for x @ W^T; gpusim
+   * calibrate --model-runs chooses on the runs' measured linear_nn ops. */
+  gboolean model_nn_heuristic;
   char *model_runs_source; /* the per-op model-run measurements it came from */
   int model_runs_rows;     /* GEMM rows the fit used */
   gboolean model_clock_used; /* gs_arch_use_model_clock applied it */

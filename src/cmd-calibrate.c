@@ -393,6 +393,11 @@ probe_clock (const GsArch *arch, const CalibrateArgs *a, GPtrArray *sets,
 /* No-kernel nodes the host ratio needs at the least (a profile of one
  * layer has a dozen or more). */
 #define MODEL_RUN_MIN_FLOOR_NODES 5
+/* The single nn GEMMs of the model runs move to the heuristic when it
+ * fits them this much better (its mean absolute log error over the nn.Linear
+ * rules'): the rules learned on thousands of measured kernels stay
+ * unless the runs' own nn ops clearly disagree. */
+#define NN_HEURISTIC_GAIN 0.75
 
 typedef struct {
   const GsArch *arch;      /* BASE, at its own sustained clock */
@@ -401,6 +406,8 @@ typedef struct {
   GPtrArray *row_sets;     /* the GsMeasureSet * of each row */
   GPtrArray *row_files;    /* its file's base name (for leave-one-out) */
   const char *left_out;    /* NULL, or a file whose rows are left out */
+  gboolean nn_heuristic;   /* model_runs.nn_heuristic to predict with */
+  gboolean nn_only;        /* only the single nn GEMMs (linear_nn) count */
   GError *error;           /* the first prediction that failed */
 } ClockFit;
 
@@ -414,6 +421,7 @@ clock_loss (double ratio, void *data)
   g_autoptr (GsArch) a = gs_arch_copy (c->arch);
   a->cal.clock_mhz = c->clock_mhz * ratio;
   a->spec_clock = FALSE;
+  a->model_nn_heuristic = c->nn_heuristic;
   g_autoptr (GsLibrary) lib = gs_library_new (a, c->error ? NULL
                                                  : &c->error);
   if (lib == NULL)
@@ -427,6 +435,8 @@ clock_loss (double ratio, void *data)
       if (c->left_out && strcmp (c->left_out, c->row_files->pdata[i]) == 0)
         continue;
       const GsMeasureRow *r = c->rows->pdata[i];
+      if (c->nn_only && strcmp (r->op, "linear_nn") != 0)
+        continue;
       GsPrediction out = { 0 };
       if (!gs_predict_row (&p, c->row_sets->pdata[i], r, &out,
                            c->error ? NULL : &c->error))
@@ -459,13 +469,14 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
     g_ptr_array_new_with_free_func ((GDestroyNotify) gs_measure_free);
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
   ClockFit c = { arch, gs_arch_clock_mhz (arch), g_ptr_array_new (),
-                 g_ptr_array_new (), g_ptr_array_new (), NULL, NULL };
-  guint device_rows = 0;
+                 g_ptr_array_new (), g_ptr_array_new (), NULL, FALSE, FALSE,
+                 NULL };
+  guint device_rows = 0, nn_rows = 0;
   gboolean ok = FALSE;
   g_autoptr (GArray) floor_us = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (GString) src = g_string_new ("");
   g_autofree char *quoted = NULL, *group = NULL, *fitted = NULL;
-  g_autofree char *host = NULL, *host_line = NULL;
+  g_autofree char *host = NULL, *host_line = NULL, *nn = NULL;
   for (char **f = a->files; *f; f++)
     {
       GsMeasureSet *set = gs_import_load (*f, GS_IMPORT_AUTO, NULL, TRUE,
@@ -498,6 +509,8 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
               (*error)->code = GS_ERROR_INPUT;
               goto out;
             }
+          if (strcmp (r->op, "linear_nn") == 0)
+            nn_rows++;
           g_ptr_array_add (c.rows, (gpointer) r);
           g_ptr_array_add (c.row_sets, set);
           g_ptr_array_add (c.row_files, base);
@@ -513,6 +526,29 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
     }
   double before = clock_loss (1.0, &c), after;
   double ratio = fit_ratio (&c, &after);
+  /* Which rules pick a single nn GEMM's kernel: the nn.Linear rules
+   * (what the ops measured alone, all x @ W^T, taught) or the heuristic,
+   * whichever fits the runs' GEMMs better at its own fitted ratio. */
+  double tn_nn = INFINITY, h_nn = INFINITY;
+  if (nn_rows > 0 && c.error == NULL)
+    {
+      double h_after;
+      c.nn_only = TRUE;
+      tn_nn = clock_loss (ratio, &c);
+      c.nn_only = FALSE;
+      c.nn_heuristic = TRUE;
+      double h_ratio = fit_ratio (&c, &h_after);
+      c.nn_only = TRUE;
+      h_nn = clock_loss (h_ratio, &c);
+      c.nn_only = FALSE;
+      c.nn_heuristic = h_nn < NN_HEURISTIC_GAIN * tn_nn;
+      if (c.nn_heuristic)
+        {
+          before = clock_loss (1.0, &c);
+          ratio = h_ratio;
+          after = h_after;
+        }
+    }
   if (c.error != NULL)
     {
       g_propagate_error (error, c.error);
@@ -547,21 +583,29 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
         GS_MODEL_HOST_FLOOR_US);
       host_line = g_strdup_printf ("  host_ratio = %.4f;\n", host_ratio);
     }
+  if (nn_rows > 0)
+    nn = g_strdup_printf (
+      "# Single nn GEMMs (x @ W, %u of the rows) take the kernels of the\n"
+      "# %s: mean absolute log error %.3f with the heuristic, %.3f\n"
+      "# with the nn.Linear rules, each at its own fitted ratio.\n",
+      nn_rows, c.nn_heuristic ? "heuristic" : "nn.Linear rules",
+      h_nn, tn_nn);
   group = g_strdup_printf (
     "# The SM clock of whole-model runs (gpusim run, sweep) over the\n"
     "# calibration's: fitted by `gpusim calibrate --model-runs` (%s) on\n"
     "# %u GEMMs of %g ms or more timed inside model runs, %.1f MHz where\n"
     "# ops alone run at %.1f.  Mean absolute log error %.3f at ratio 1,\n"
     "# %.3f fitted; without any one file the fit gives %.3f to %.3f.\n"
-    "%s"
+    "%s%s"
     "model_runs = {\n"
     "  clock_ratio = %.4f;\n"
-    "%s"
+    "%s%s"
     "  source = \"%s\";\n"
     "  rows = %u;\n"
     "};\n", date, c.rows->len, MODEL_RUN_MIN_MS, c.clock_mhz * ratio,
-    c.clock_mhz, before, after, lo, hi, host ? host : "", ratio,
-    host_line ? host_line : "", quoted, c.rows->len);
+    c.clock_mhz, before, after, lo, hi, host ? host : "", nn ? nn : "",
+    ratio, host_line ? host_line : "",
+    c.nn_heuristic ? "  nn_heuristic = true;\n" : "", quoted, c.rows->len);
   const char *out = a->output ? a->output : arch->file;
   fitted = gs_fit_splice_model_runs (text, arch->file, out, group);
   if (!write_output (a->output, fitted, error))
@@ -571,6 +615,12 @@ calibrate_model_runs (const CalibrateArgs *a, GsArch *arch, const char *date,
            "%u (mean |log error| %.3f -> %.3f; without any one file "
            "%.4f..%.4f)\n", ratio, c.clock_mhz, c.clock_mhz * ratio,
            c.rows->len, device_rows, before, after, lo, hi);
+  if (nn_rows > 0)
+    fprintf (a->output ? stdout : stderr,
+             "model-run nn GEMMs: %s (mean |log error| %.3f with the "
+             "heuristic, %.3f with the nn.Linear rules; %u rows)\n",
+             c.nn_heuristic ? "heuristic" : "nn.Linear rules", h_nn,
+             tn_nn, nn_rows);
   if (host_ratio > 0)
     fprintf (a->output ? stdout : stderr,
              "model-run host: %.4f x the reference host (median no-kernel "

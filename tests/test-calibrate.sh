@@ -5,7 +5,7 @@
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/gs-calibrate.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
-echo "1..44"
+echo "1..45"
 n=0
 ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n - $1"; }
@@ -260,6 +260,30 @@ h05=$(htime --arch "$T/mr/l4h.cfg")
 h2=$(htime --arch "$T/mr/l4h.cfg" --set model_runs.host_ratio=2)
 awk -v a="$h05" -v b="$h1" -v c="$h2" 'BEGIN { exit !(a > 0 && a < b / 1.1 && c > b * 1.5) }'
 check $? "a host-bound run follows the host ratio ($h05 ms at 0.5, $h1 at 1, $h2 at 2)"
+# Which rules pick a single nn GEMM's kernel: rows made on the H100 with
+# the heuristic's kernels for x @ W are fitted best by it, rows made with
+# the nn.Linear rules' kernels by those; the choice is written and said.
+{
+  echo "op,B,M,N,K,dtype"
+  echo "linear,8,512,4096,1024,fp32"
+  echo "linear_nn,1,4096,5120,1280,fp32"
+  echo "linear_nn,1,8192,1280,1280,fp32"
+  echo "linear_nn,1,2048,10240,2560,fp32"
+  echo "linear_nn,1,4096,2560,2560,fp32"
+} > "$T/nn-shapes.csv"
+for h in true false; do
+  "$GPUSIM" predict --arch h100-sxm5-80gb --set model_runs.nn_heuristic=$h \
+    "$T/nn-shapes.csv" 2> /dev/null |
+    awk -F, -v OFS=, 'NR == 1 { print "device,op,B,M,N,K,latency_ms"; next }
+      { print "h100-sxm5-80gb", $1, $2, $3, $4, $5, $7 }' > "$T/nn-$h.csv"
+  "$GPUSIM" calibrate --arch h100-sxm5-80gb --model-runs --date 2026-01-01 \
+    -o "$T/mr/nn-$h.cfg" "$T/nn-$h.csv" > "$T/mr/nn-$h.log" 2>&1
+done
+grep -q '^  nn_heuristic = true;$' "$T/mr/nn-true.cfg" &&
+  grep -q '^model-run nn GEMMs: heuristic (mean |log error| 0\.000 with the heuristic, 0\.[0-9]*[1-9][0-9]* with the nn.Linear rules; 4 rows)$' "$T/mr/nn-true.log" &&
+  ! grep -q 'nn_heuristic' "$T/mr/nn-false.cfg" &&
+  grep -q '^model-run nn GEMMs: nn.Linear rules (mean |log error| 0\.[0-9]*[1-9][0-9]* with the heuristic, 0\.000 with the nn.Linear rules; 4 rows)$' "$T/mr/nn-false.log"
+check $? "--model-runs keeps the kernel rules its linear_nn rows were made with"
 strip () { sed '/>>> gpusim calibrate --model-runs/,/<<< gpusim calibrate --model-runs/d; /^base = /d' "$1"; }
 strip "$L4" > "$T/mr/a"; strip "$T/mr/l4.cfg" > "$T/mr/b"
 cmp -s "$T/mr/a" "$T/mr/b"

@@ -1748,6 +1748,46 @@ test_spec_dram_eff (void)
 }
 
 /* The first kernel a GEMM of rows x cols x depth, batched, lowers to. */
+/* model_runs.nn_heuristic: the H100's library runs a single x @ W (GPT-2's
+ * Conv1D) with other kernels than x @ W^T, and its model runs' linear_nn
+ * ops say so (gpusim calibrate --model-runs set it).  A single nn GEMM then
+ * takes the heuristic's kernel, a batched one keeps its rules; without the
+ * flag the nn.Linear rules' 128x64 tile for GPT-2's 4096 x 1280 output,
+ * 5120 deep, is the slower choice (1.45 ms in the model against the
+ * heuristic's 1.12; measured inside NeuSight's runs: 1.16). */
+static void
+test_nn_heuristic (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("h100-sxm5-80gb");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
+  g_assert_true (gs_gemm_params_load (p, a, &error));
+  g_assert_true (a->model_nn_heuristic);
+  g_assert_true (p->nn_heuristic);
+  GsGemmShape s, b;
+  shape (&s, 4096, 1280, 5120, 1, GS_DTYPE_FP32, GS_LAYOUT_NN);
+  shape (&b, 1024, 64, 1024, 80, GS_DTYPE_FP32, GS_LAYOUT_NN);
+  GsGemmChoice on, heur, off, b_on, b_off;
+  g_assert_true (gs_gemm_select (a, p, &s, &on));
+  g_assert_true (gs_gemm_select_heuristic (a, p, &s, &heur));
+  g_assert_true (on.cfg == heur.cfg);
+  g_assert_cmpint (on.split, ==, heur.split);
+  g_assert_true (gs_gemm_select (a, p, &b, &b_on));
+  p->nn_heuristic = FALSE;
+  g_assert_true (gs_gemm_select (a, p, &s, &off));
+  g_assert_true (off.cfg != on.cfg || off.split != on.split);
+  g_assert_true (gs_gemm_select (a, p, &b, &b_off));
+  g_assert_true (b_on.cfg == b_off.cfg);
+  g_assert_cmpint (b_on.split, ==, b_off.split);
+  double t_on = gs_gemm_estimate_ns (a, p, &s, &on);
+  double t_off = gs_gemm_estimate_ns (a, p, &s, &off);
+  g_assert_cmpfloat (t_on, <, 0.85 * t_off);
+  /* A copy of the parameters keeps the flag. */
+  p->nn_heuristic = TRUE;
+  g_autoptr (GsGemmParams) c = gs_gemm_params_copy (p);
+  g_assert_true (c->nn_heuristic);
+}
+
 static char *
 first_kernel (const GsArch *a, const GsGemmParams *p, int64_t rows,
               int64_t cols, int64_t depth, int64_t batch)
@@ -1946,6 +1986,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/occupancy", test_occupancy);
   g_test_add_func ("/gemm/grids", test_grids);
   g_test_add_func ("/gemm/selection", test_selection);
+  g_test_add_func ("/gemm/nn-heuristic", test_nn_heuristic);
   g_test_add_func ("/gemm/monotonic-depth", test_monotonic_depth);
   g_test_add_func ("/gemm/monotonic-rows", test_monotonic_rows);
   g_test_add_func ("/gemm/tensor-faster", test_tensor_faster);

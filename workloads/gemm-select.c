@@ -8,7 +8,7 @@
  *
  *   For every configuration cuBLAS has for the arch generation and dtype,
  *   and every split-K factor s in 1..16 that leaves each slice at least
- *   four k stages, estimate
+ *   four k stages (none where the unsplit grid fills four waves), estimate
  *     t = waves x (blocks per SM x tile FLOPs / SM peak / efficiency)
  *         + (s > 1: the partial tiles written, read back and reduced)
  *   with waves = ceil(blocks / (blocks per SM x SMs)) and the family's
@@ -192,6 +192,9 @@ option_cmp (const void *a, const void *b)
   return x->order < y->order ? -1 : x->order > y->order;
 }
 
+/* Waves of the unsplit grid from which the heuristic splits no more. */
+#define SPLIT_MAX_WAVES 4
+
 gboolean
 gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
                           const GsGemmShape *s, GsGemmChoice *out)
@@ -204,7 +207,15 @@ gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
       Candidate c = candidate (arch, p, s, &cat[i]);
       if (c.bps <= 0)
         continue;
-      for (int split = 1; split <= 16; split++)
+      /* Split-K is for grids that leave the GPU short of work: a grid of
+       * SPLIT_MAX_WAVES waves or more is never split (cuBLAS ran the
+       * H100's fp32 8192^3 as one kernel, data/public/h100-cublas, where
+       * splitting it in two would even out its last wave by 1.6%). */
+      double tiles = ceil ((double) s->rows / cat[i].tile_rows)
+                     * ceil ((double) s->cols / cat[i].tile_cols) * s->batch;
+      int max_split = tiles >= SPLIT_MAX_WAVES * c.bps * arch->sm_count
+                      ? 1 : 16;
+      for (int split = 1; split <= max_split; split++)
         {
           if (split > 1 && s->depth / split < 4 * cat[i].tile_k)
             break;
@@ -286,13 +297,20 @@ gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
    * times in 3082), and a spec-only GPU's one-leaf 128x128 rule
    * (gemm-spec.c) gave the 1024 x 32128-deep input gradient of a 32k
    * vocabulary's head 32 blocks on the A100's 108 SMs.  Without nn rules
-   * a batched tn GEMM keeps its own. */
+   * a batched tn GEMM keeps its own.  Where the arch says its library
+   * picks otherwise for x @ W (model_runs.nn_heuristic: on the H100,
+   * cuBLAS runs GPT-2's 4096 x 5120 x 1280 Conv1D as a 256x128 split-K
+   * kernel, 1.16 ms inside NeuSight's runs, where the nn.Linear rules'
+   * 128x64 tile takes 1.45 in the model), a single nn GEMM takes the heuristic. */
   GsGemmShape rules = *s;
   rules.layout = gs_gemm_params_layout (s);
   char *key = gs_gemm_selector_key (&rules);
   const GsGemmTree *tree = p->trees ? g_hash_table_lookup (p->trees, key)
                                     : NULL;
   if (tree != NULL && gs_gemm_tree_size (tree) == 0)
+    tree = NULL;
+  if (p->nn_heuristic && s->layout == GS_LAYOUT_NN && s->batch == 1
+      && s->dtype == GS_DTYPE_FP32)
     tree = NULL;
   if (tree == NULL && rules.layout != s->layout && s->batch > 1
       && p->trees != NULL)
