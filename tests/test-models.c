@@ -4062,7 +4062,8 @@ test_compiled (void)
 
 /* Eager dropout in training: native_dropout writes its output and a bool
  * mask (n_mask_out), and its backward (masked_scale) reads the gradient
- * and that mask, not the forward's output. */
+ * and that mask, not the forward's output.  The only other bool masks
+ * read are those of torch.max's backward (/models/opt/maximum-backward). */
 static void
 test_dropout_mask (void)
 {
@@ -4087,6 +4088,10 @@ test_dropout_mask (void)
           g_assert_cmpint (op->n_mask_out, ==, 0);
           bw++;
         }
+      else if (op->phase == GS_PHASE_BACKWARD
+               && (g_strcmp0 (op->name, "where") == 0
+                   || g_strcmp0 (op->name, "masked_fill") == 0))
+        g_assert_cmpint (op->n_mask_in + op->n_mask_out, ==, 1);
       else
         g_assert_cmpint (op->n_mask_in + op->n_mask_out, ==, 0);
     }
@@ -4736,6 +4741,46 @@ test_transformers_5 (void)
   g_assert_cmpint (sm->dtype, ==, GS_DTYPE_FP32);
 }
 
+/* OPT's torch.max(scores, torch.tensor(finfo.min)) backward follows
+ * derivatives.yaml's maximum formula for its first input, where(x == c,
+ * grad / 2, grad).masked_fill_(x < c, 0): five kernels over the scores,
+ * the comparisons writing bool masks that the where and the masked fill
+ * read (one byte an element), in that order. */
+static void
+test_opt_maximum_backward (void)
+{
+  Req r = { .batch = 2, .seq = 16, .mode = "training" };
+  g_autoptr (GsModelPlan) p = plan_fixture ("tiny-opt.json", &r);
+  GString *s = g_string_new (NULL);
+  guint masks_out = 0, masks_in = 0;
+  for (guint i = 0; i < p->ops->len; i++)
+    {
+      const GsOp *op = op_at (p, i);
+      if (op->phase != GS_PHASE_BACKWARD || op->tag == NULL
+          || strstr (op->tag, "layers.0.self_attn") == NULL
+          || op->kind != GS_OP_ELEMENTWISE)
+        continue;
+      g_string_append_printf (s, "%s%s", s->len ? " " : "", op->name);
+      if (strcmp (op->name, "eq") == 0 || strcmp (op->name, "lt") == 0)
+        {
+          g_assert_cmpint (op->out_esize, ==, 1);
+          g_assert_cmpint (op->n_small_in, ==, 1);
+          masks_out++;
+        }
+      if (strcmp (op->name, "where") == 0
+          || strcmp (op->name, "masked_fill") == 0)
+        {
+          g_assert_cmpint (op->n_mask_in, ==, 1);
+          masks_in++;
+        }
+    }
+  g_autofree char *names = g_string_free (s, FALSE);
+  g_test_message ("%s", names);
+  g_assert_nonnull (strstr (names, "eq mul where lt masked_fill"));
+  g_assert_cmpuint (masks_out, ==, 2);
+  g_assert_cmpuint (masks_in, ==, 2);
+}
+
 /* --transformers: a release other than 4.36 and 5 is refused, and 5 where
  * its op lists are not followed (another family, the compiled runtime,
  * SDPA attention, decode steps) exits with a prediction error naming
@@ -4914,6 +4959,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/host/timeline", test_host_timeline);
   g_test_add_func ("/models/transformers-5", test_transformers_5);
   g_test_add_func ("/models/host/mallocs", test_allocator_mallocs);
+  g_test_add_func ("/models/opt/maximum-backward", test_opt_maximum_backward);
   g_test_add_func ("/models/transformers-5/refused",
                    test_transformers_refused);
   g_test_add_func ("/models/accuracy/bert-large-v100", test_accuracy_bert);

@@ -168,11 +168,10 @@ attn_mask (GsMg *g, const GsMbAttn *a, int s, int64_t rows, int64_t cols)
            * copied host-to-device without non_blocking, which synchronizes
            * the stream (every OPT layer waits for the GPU here). */
           gs_mg_host (g, GS_HOST_SYNC, 1);
-          s = gs_mg_pointwise (g, "maximum", GS_BW_UNARY, s, -1, rows, cols,
-                               1, 0, FALSE);
+          s = gs_mg_pointwise (g, "maximum", GS_BW_MAXIMUM, s, -1, rows,
+                               cols, 1, 0, FALSE);
           GsMgNode *n = gs_mg_last (g);
           n->op.n_small_in = 1;
-          n->bw_name = "where";
         }
     }
   if (a->bias >= 0)

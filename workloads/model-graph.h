@@ -62,6 +62,8 @@ typedef enum {
   GS_BW_BLOOM_GELU,  /* BLOOM's GeLUFunction: in[0] its forward's result,
                       * in[1] the input it saved; its backward formula
                       * (bloom_gelu_back) in eighteen kernels */
+  GS_BW_MAXIMUM,     /* maximum(x, c), c a 0-dim tensor needing no
+                      * gradient: five kernels (derivatives.yaml) */
   GS_BW_COUNT
 } GsBwRule;
 
