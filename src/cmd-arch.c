@@ -388,6 +388,9 @@ show_derived_text (const GsArch *a)
     printf ("  %-28s %.3f x the reference host's Python, dispatch and "
             "launch time (model_runs)\n", "model-run host",
             a->model_host_ratio);
+  if (a->model_nn_heuristic)
+    printf ("  %-28s the selection heuristic's, not the nn.Linear rules' "
+            "(model_runs)\n", "single fp32 x @ W kernels");
 }
 
 /* The leaf settings of calibration.fit_error (a group other layers own),
@@ -556,6 +559,10 @@ json_add_derived (JsonBuilder *b, const GsArch *a)
   /* The factor on the host costs of gpusim run and sweep (model_runs). */
   json_builder_set_member_name (b, "model_run_host_ratio");
   json_builder_add_double_value (b, gs_arch_host_ratio (a));
+  /* Which rules pick a single fp32 nn GEMM's kernel (model_runs). */
+  json_builder_set_member_name (b, "nn_gemm_rules");
+  json_builder_add_string_value (b, a->model_nn_heuristic ? "heuristic"
+                                                          : "nn.Linear");
   json_builder_set_member_name (b, "fp32_tflops");
   json_builder_add_double_value (b, boost_peak (a, GS_DTYPE_FP32) / 1e12);
   json_builder_set_member_name (b, "sustained_fp32_tflops");

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpusim arch list / show / params: output, overrides and exit statuses.
-echo "1..28"
+echo "1..30"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 n=0
@@ -64,6 +64,12 @@ check "show h100: inherited value names its file, derived FP16 tensor peak" \
               grep -Eq '^  fp16 tensor +1070\.5 TFLOP/s$' '$tmp/out' && \
               grep -q '^inherits: h100.cfg <- h100-sxm5-80gb.cfg <- sm90.cfg$' \
                 '$tmp/out'"
+run arch show h100
+check "show h100: its single fp32 x @ W GEMMs take the heuristic (model_runs)" \
+  $? 0 has "^  single fp32 x @ W kernels    the selection heuristic's, not the nn.Linear rules' (model_runs)$"
+run arch show l4 --format json
+check "show l4 --format json: the nn.Linear rules pick them there" $? 0 \
+  has '"nn_gemm_rules" : "nn.Linear"'
 run arch show t4
 check "show t4: no TF32, BF16 or FP8 tensor path" $? 0 \
   sh -c "grep -Eq '^  tf32 tensor +none$' '$tmp/out' && \
