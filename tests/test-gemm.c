@@ -1763,7 +1763,6 @@ test_nn_heuristic (void)
   g_autoptr (GsGemmParams) p = gs_gemm_params_new ();
   g_assert_true (gs_gemm_params_load (p, a, &error));
   g_assert_true (a->model_nn_heuristic);
-  g_assert_true (p->nn_heuristic);
   GsGemmShape s, b;
   shape (&s, 4096, 1280, 5120, 1, GS_DTYPE_FP32, GS_LAYOUT_NN);
   shape (&b, 1024, 64, 1024, 80, GS_DTYPE_FP32, GS_LAYOUT_NN);
@@ -1773,7 +1772,7 @@ test_nn_heuristic (void)
   g_assert_true (on.cfg == heur.cfg);
   g_assert_cmpint (on.split, ==, heur.split);
   g_assert_true (gs_gemm_select (a, p, &b, &b_on));
-  p->nn_heuristic = FALSE;
+  a->model_nn_heuristic = FALSE;
   g_assert_true (gs_gemm_select (a, p, &s, &off));
   g_assert_true (off.cfg != on.cfg || off.split != on.split);
   g_assert_true (gs_gemm_select (a, p, &b, &b_off));
@@ -1782,10 +1781,10 @@ test_nn_heuristic (void)
   double t_on = gs_gemm_estimate_ns (a, p, &s, &on);
   double t_off = gs_gemm_estimate_ns (a, p, &s, &off);
   g_assert_cmpfloat (t_on, <, 0.85 * t_off);
-  /* A copy of the parameters keeps the flag. */
-  p->nn_heuristic = TRUE;
-  g_autoptr (GsGemmParams) c = gs_gemm_params_copy (p);
-  g_assert_true (c->nn_heuristic);
+  /* A copy of the arch keeps the flag. */
+  a->model_nn_heuristic = TRUE;
+  g_autoptr (GsArch) c = gs_arch_copy (a);
+  g_assert_true (c->model_nn_heuristic);
 }
 
 static char *

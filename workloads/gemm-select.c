@@ -309,7 +309,7 @@ gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
                                     : NULL;
   if (tree != NULL && gs_gemm_tree_size (tree) == 0)
     tree = NULL;
-  if (p->nn_heuristic && s->layout == GS_LAYOUT_NN && s->batch == 1
+  if (arch->model_nn_heuristic && s->layout == GS_LAYOUT_NN && s->batch == 1
       && s->dtype == GS_DTYPE_FP32)
     tree = NULL;
   if (tree == NULL && rules.layout != s->layout && s->batch > 1

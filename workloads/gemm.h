@@ -112,9 +112,6 @@ typedef struct {
    * (tau + t)). */
   double burst_speedup;    /* >= 0, at t -> 0 */
   double burst_tau_us;     /* > 0 */
-  /* A single nn GEMM takes the heuristic's kernel, not the tn rules'
-   * (the arch's model_runs.nn_heuristic). */
-  gboolean nn_heuristic;
 } GsGemmParams;
 
 /* ------------------------------------------------------------- params */

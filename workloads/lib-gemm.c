@@ -153,7 +153,6 @@ gs_gemm_params_copy (const GsGemmParams *p)
   c->burst_speedup = p->burst_speedup;
   c->burst_tau_us = p->burst_tau_us;
   c->alone = p->alone;
-  c->nn_heuristic = p->nn_heuristic;
   GHashTableIter it;
   gpointer k, v;
   g_hash_table_iter_init (&it, p->families);
@@ -388,7 +387,6 @@ gs_gemm_residual_scale (const GsGemmParams *p, const GsGemmShape *s)
 gboolean
 gs_gemm_params_load (GsGemmParams *p, const GsArch *arch, GError **error)
 {
-  p->nn_heuristic = arch->model_nn_heuristic;
   if (arch->chain == NULL)
     return TRUE;
   config_setting_t *g = gs_cfg_chain_lookup (arch->chain,
