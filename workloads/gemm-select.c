@@ -202,8 +202,18 @@ gs_gemm_select_heuristic (const GsArch *arch, const GsGemmParams *p,
   guint n;
   const GsGemmCfg *cat = gs_gemm_catalogue_for (gs_gemm_gen (arch), s, &n);
   g_autoptr (GArray) opts = g_array_new (FALSE, FALSE, sizeof (Option));
+  /* Where the library has fitted tiles for the shape's kind of kernel,
+   * the choice is among them: the measurements show which configurations
+   * the library runs on this GPU, and the others' efficiencies are only
+   * their kind's defaults. */
+  gboolean fitted_only = FALSE;
+  for (guint i = 0; p != NULL && !fitted_only && i < n; i++)
+    fitted_only = gs_gemm_params_fitted (p, &cat[i])
+                  && gs_gemm_blocks_per_sm (arch, &cat[i], s->layout) > 0;
   for (guint i = 0; i < n; i++)
     {
+      if (fitted_only && !gs_gemm_params_fitted (p, &cat[i]))
+        continue;
       Candidate c = candidate (arch, p, s, &cat[i]);
       if (c.bps <= 0)
         continue;

@@ -126,9 +126,12 @@ GsGemmParams *gs_gemm_params_copy (const GsGemmParams *p);
 gboolean gs_gemm_params_load (GsGemmParams *p, const GsArch *arch,
                               GError **error);
 /* The family's parameters for a layout ("simt_128x64_tn"), else for any
- * layout ("simt_128x64"), else the documented defaults for its kind. */
+ * layout ("simt_128x64"), else for the same tile on another layout (tn,
+ * nn, nt, tt), else the documented defaults for its kind. */
 GsGemmFamily gs_gemm_params_family (const GsGemmParams *p,
                                     const GsGemmCfg *cfg, GsLayout layout);
+/* Whether P has fitted parameters for CFG's tile on any layout. */
+gboolean gs_gemm_params_fitted (const GsGemmParams *p, const GsGemmCfg *cfg);
 /* The layout whose fitted parameters a GEMM of shape S runs with: tn for
  * a single nn GEMM (Conv1D, input gradients), nn for a batched tn one
  * (bmm_nt), else its own. */
