@@ -311,7 +311,8 @@ gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
    * picks otherwise for x @ W (model_runs.nn_heuristic: on the H100,
    * cuBLAS runs GPT-2's 4096 x 5120 x 1280 Conv1D as a 256x128 split-K
    * kernel, 1.16 ms inside NeuSight's runs, where the nn.Linear rules'
-   * 128x64 tile takes 1.45 in the model), a single nn GEMM takes the heuristic. */
+   * 128x64 tile takes 1.45 in the model), a single fp32 nn GEMM takes
+   * the heuristic. */
   GsGemmShape rules = *s;
   rules.layout = gs_gemm_params_layout (s);
   char *key = gs_gemm_selector_key (&rules);
