@@ -163,10 +163,10 @@ static const GsParam arch_params[] = {
     "driver for each segment again (0: not paid, a warm cache; "
     "calibrate/measure-alloc.py measures it)" },
   { "model_runs.nn_heuristic", GS_PARAM_BOOL, OFF (model_nn_heuristic), "",
-    0, NULL, 0, 1, 0, "single nn GEMMs (GPT-2's Conv1D x @ W, a backward's "
-    "input gradients) take the kernel-selection heuristic's choice, not "
-    "the nn.Linear rules' (gpusim calibrate --model-runs chooses on the "
-    "runs' linear_nn ops)" },
+    0, NULL, 0, 1, 0, "single fp32 nn GEMMs (GPT-2's Conv1D x @ W, a "
+    "backward's input gradients) take the kernel-selection heuristic's "
+    "choice, not the nn.Linear rules' (gpusim calibrate --model-runs "
+    "chooses on the runs' linear_nn ops)" },
   { "model_runs.source", GS_PARAM_STRING, OFF (model_runs_source), "", NAN,
     "", 0, 0, 0, "the per-op model-run measurements the ratio was fitted "
     "on" },

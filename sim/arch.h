@@ -112,7 +112,7 @@ struct GsArch {
    * (torch.cuda.empty_cache(), as the reference harness does; 0: not
    * paid, the cache warm). */
   double model_malloc_us;
-  /* ... and which rules pick the kernel of a single nn GEMM (GPT-2's
+  /* ... and which rules pick the kernel of a single fp32 nn GEMM (GPT-2's
    * Conv1D, a backward's input gradients): FALSE, the nn.Linear (tn)
    * rules; TRUE, the heuristic (gemm-select.c).  The library of some
    * GPUs picks other kernels for x @ W than for x @ W^T; gpusim
