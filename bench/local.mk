@@ -61,6 +61,10 @@ EXTRA_DIST += bench/monotonic.py
 ## "Known gaps (whole models)"); bench/measured-e2e.py: the same against
 ## calibrate/measure-models.py's runs (data/measured; docs/calibration.md).
 EXTRA_DIST += bench/neusight-e2e.py bench/measured-e2e.py
+## bench/neusight-nodes.py: one layer's GEMM nodes, forward and backward,
+## against NeuSight's per-node times (docs/kernel-library.md, "Attention's
+## backward GEMMs").
+EXTRA_DIST += bench/neusight-nodes.py bench/neusight_labels.py
 ## bench/inmodel-kernels.py: a profiled model run's kernels (Kineto trace)
 ## against gpusim run's, per op class (docs/kernel-library.md, "Known gap:
 ## offset-calculator kernels and 16-bit rows inside the H100's model runs").

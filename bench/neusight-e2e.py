@@ -54,7 +54,6 @@ NEUSIGHT_CHECKOUT is a clone of NeuSight's repository (a work tree, or a
 bare git directory, read with `git show`).  Python 3 standard library only.
 """
 
-import argparse
 import concurrent.futures
 import csv
 import io
@@ -64,51 +63,12 @@ import re
 import subprocess
 import sys
 
-GPUS = {
-    "NVIDIA_A100-PCIE-40GB": "a100-pcie-40gb",
-    "NVIDIA_A100_80GB_PCIe": "a100-pcie-80gb",
-    "NVIDIA_H100_80GB_HBM3": "h100-sxm5-80gb",
-    "NVIDIA_L4": "l4",
-    "Tesla_T4": "t4",
-    "Tesla_V100-PCIE-32GB": "v100-pcie-32gb",
-}
+from neusight_labels import (GPUS, LAYER0, LABELS, MODELS_DIR, Checkout,
+                             arguments, files)
+
 MODELS = ["bert_large", "gpt2_large", "gpt3_27", "gpt3_xl", "opt_13",
           "switchxl4"]
-LABELS = "scripts/asplos/label"
 RUN = re.compile(r"^([a-z0-9_]+)-(inf|train)-(\d+)-(\d+)(-fusion)?\.json$")
-
-
-class Checkout:
-    """Reads files of a NeuSight clone, a work tree or a git directory."""
-
-    def __init__(self, path):
-        self.path = path
-        self.tree = os.path.isdir(os.path.join(path, LABELS))
-
-    def _git(self, *args):
-        return subprocess.run(["git", "--git-dir", self._gitdir()] + list(args),
-                              check=True, capture_output=True,
-                              text=True).stdout
-
-    def _gitdir(self):
-        dot = os.path.join(self.path, ".git")
-        return dot if os.path.isdir(dot) else self.path
-
-    def list(self, gpu):
-        if self.tree:
-            d = os.path.join(self.path, LABELS, gpu)
-            return sorted(os.listdir(d)) if os.path.isdir(d) else []
-        out = self._git("ls-tree", "--name-only", "HEAD", f"{LABELS}/{gpu}/")
-        return sorted(os.path.basename(p) for p in out.split())
-
-    def read(self, gpu, name):
-        if self.tree:
-            with open(os.path.join(self.path, LABELS, gpu, name)) as f:
-                return f.read()
-        return self._git("show", f"HEAD:{LABELS}/{gpu}/{name}")
-
-
-LAYER0 = re.compile(r"\.(h|layer|layers|block)\.0[.'\]]")
 
 
 def profile_sum(src, gpu, name):
@@ -189,9 +149,7 @@ def over10(errors):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("checkout", help="a clone of NeuSight's repository")
-    ap.add_argument("--gpusim", default="./gpusim")
+    ap = arguments(__doc__)
     ap.add_argument("--spec-only", action="store_true",
                     help="predict each GPU from its spec sheet alone")
     ap.add_argument("--held-out", action="store_true",
@@ -201,35 +159,27 @@ def main():
                     help="training runs: also the forward's and backward's "
                     "errors and the forward's excess in ms per GiB saved "
                     "for the backward")
-    ap.add_argument("--arch", action="append",
-                    help="only these GPUs (gpusim names); repeatable")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
-    here = os.path.dirname(os.path.abspath(__file__))
-    models_dir = os.path.join(here, "..", "data", "neusight", "models")
     src = Checkout(args.checkout)
 
     runs = []
-    for gpu, arch in GPUS.items():
-        if args.arch and arch not in args.arch:
+    for gpu, arch, name in files(src, args.arch):
+        m = RUN.match(name)
+        if not m or m.group(1) not in MODELS:
             continue
-        for name in src.list(gpu):
-            m = RUN.match(name)
-            if not m or m.group(1) not in MODELS:
-                continue
-            model, mode, seq, batch, fusion = m.groups()
-            if arch == "l4" and model == "switchxl4":
-                continue
-            rec = json.loads(src.read(gpu, name))
-            runs.append((arch, model, mode, seq, batch, bool(fusion),
-                         name[:-5], rec["e2e_latency"],
-                         profile_sum(src, gpu, name[:-5]),
-                         (rec.get("fw_latency"), rec.get("bwall_latency"))))
+        model, mode, seq, batch, fusion = m.groups()
+        if arch == "l4" and model == "switchxl4":
+            continue
+        rec = json.loads(src.read(gpu, name))
+        runs.append((arch, model, mode, seq, batch, bool(fusion),
+                     name[:-5], rec["e2e_latency"],
+                     profile_sum(src, gpu, name[:-5]),
+                     (rec.get("fw_latency"), rec.get("bwall_latency"))))
     if not runs:
         sys.exit(f"no runs under {args.checkout}/{LABELS}")
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda r: predict(args, models_dir, r), runs))
+        results = list(pool.map(lambda r: predict(args, MODELS_DIR, r), runs))
 
     per_gpu = {}
     failed = 0

@@ -1787,6 +1787,31 @@ test_nn_heuristic (void)
   g_assert_true (c->model_nn_heuristic);
 }
 
+/* A batched nt GEMM (the backward of attention's two bmm, a^T @ grad)
+ * takes the tile the batched nn rules pick for the same product, no
+ * longer the heuristic's: on the A100 80GB the heuristic ran BERT-Large's
+ * 128 x 64 x 512 products, 512 deep, as two 256x64 tiles each at full
+ * efficiency, a third or more under NeuSight's per-node backward times
+ * (bench/neusight-nodes.py). */
+static void
+test_batched_nt_rules (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("a100-pcie-80gb");
+  g_autoptr (GsGemmParams) p = arch_params (a);
+  GsGemmShape nt, nn;
+  shape (&nt, 64, 512, 512, 128, GS_DTYPE_FP32, GS_LAYOUT_NT);
+  shape (&nn, 64, 512, 512, 128, GS_DTYPE_FP32, GS_LAYOUT_NN);
+  GsGemmChoice c_nt, c_nn, c_heur;
+  g_assert_true (gs_gemm_select (a, p, &nt, &c_nt));
+  g_assert_true (gs_gemm_select (a, p, &nn, &c_nn));
+  g_assert_true (gs_gemm_select_heuristic (a, p, &nt, &c_heur));
+  g_assert_true (c_nt.cfg == c_nn.cfg);
+  g_assert_cmpint (c_nt.split, ==, c_nn.split);
+  g_assert_true (c_heur.cfg != c_nt.cfg);
+  g_assert_cmpfloat (gs_gemm_estimate_ns (a, p, &nt, &c_nt), >,
+                     1.2 * gs_gemm_estimate_ns (a, p, &nt, &c_heur));
+}
+
 /* A tile with no fitted parameters for a layout takes the same tile's fit
  * on another (tn first, then nn), and where the library has fitted tiles
  * the heuristic chooses among them.  The H100's weight gradient of
@@ -1905,15 +1930,23 @@ test_params_layout (void)
   g_autofree char *tn_key = gs_gemm_params_key (cfg, GS_LAYOUT_TN);
   gs_gemm_params_set_family (p, nn_key, &nn);
 
-  GsGemmShape single, batched, scores, linear;
+  GsGemmShape single, batched, scores, linear, grad, wgrad;
   shape (&single, 4096, 3840, 1280, 1, GS_DTYPE_FP32, GS_LAYOUT_NN);
   shape (&batched, 1024, 1024, 64, 80, GS_DTYPE_FP32, GS_LAYOUT_NN);
   shape (&scores, 1024, 1024, 64, 80, GS_DTYPE_FP32, GS_LAYOUT_TN);
   shape (&linear, 4096, 3840, 1280, 1, GS_DTYPE_FP32, GS_LAYOUT_TN);
+  shape (&grad, 64, 1024, 1024, 80, GS_DTYPE_FP32, GS_LAYOUT_NT);
+  shape (&wgrad, 1280, 3840, 4096, 1, GS_DTYPE_FP32, GS_LAYOUT_NT);
   g_assert_cmpint (gs_gemm_params_layout (&single), ==, GS_LAYOUT_TN);
   g_assert_cmpint (gs_gemm_params_layout (&batched), ==, GS_LAYOUT_NN);
   g_assert_cmpint (gs_gemm_params_layout (&scores), ==, GS_LAYOUT_NN);
   g_assert_cmpint (gs_gemm_params_layout (&linear), ==, GS_LAYOUT_TN);
+  /* A bmm's backward (a^T @ grad, batched nt) is a batch of small
+   * products too; a single nt GEMM (a weight gradient) keeps its own. */
+  g_assert_cmpint (gs_gemm_params_layout (&grad), ==, GS_LAYOUT_NN);
+  g_assert_cmpint (gs_gemm_params_layout (&wgrad), ==, GS_LAYOUT_NT);
+  g_assert_cmpfloat (gs_gemm_params_family_of (p, cfg, &grad).eff_compute,
+                     ==, 0.6);
   g_assert_cmpfloat (gs_gemm_params_family_of (p, cfg, &single).eff_compute,
                      ==, 0.6);
   gs_gemm_params_set_family (p, tn_key, &tn);
@@ -2047,6 +2080,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/spec-batched-rule", test_spec_batched_rule);
   g_test_add_func ("/gemm/spec-clock", test_spec_clock);
   g_test_add_func ("/gemm/params-layout", test_params_layout);
+  g_test_add_func ("/gemm/batched-nt-rules", test_batched_nt_rules);
   g_test_add_func ("/gemm/spec-leave-one-out", test_spec_leave_one_out);
   return g_test_run ();
 }

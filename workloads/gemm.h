@@ -134,7 +134,7 @@ GsGemmFamily gs_gemm_params_family (const GsGemmParams *p,
 gboolean gs_gemm_params_fitted (const GsGemmParams *p, const GsGemmCfg *cfg);
 /* The layout whose fitted parameters a GEMM of shape S runs with: tn for
  * a single nn GEMM (Conv1D, input gradients), nn for a batched tn one
- * (bmm_nt), else its own. */
+ * (bmm_nt) or nt one (a bmm's backward), else its own. */
 GsLayout gs_gemm_params_layout (const GsGemmShape *s);
 /* The family's parameters for shape S: those of gs_gemm_params_layout
  * where fitted, else gs_gemm_params_family's for S's own layout. */

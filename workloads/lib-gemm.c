@@ -237,15 +237,27 @@ gs_gemm_params_fitted (const GsGemmParams *p, const GsGemmCfg *cfg)
  * takes the nn families' parameters: a batch of small products with the
  * per-block costs of the measured bmm rows, where the tn families, fitted
  * on Linear layers reducing over 512 and more, put the H100's at 2 ns
- * and predicted OPT-1.3B's 4.02 ms score GEMM at 2.73.  The tile choice
- * follows the same rules (gs_gemm_select_votes); registers, shared memory
- * and the operands' load pattern stay the layout's own. */
+ * and predicted OPT-1.3B's 4.02 ms score GEMM at 2.73.  A batched nt
+ * GEMM (the backward of a bmm: a^T @ grad, the scores' and the
+ * probabilities' weight-gradient-like products) is the same batch of
+ * small products and no measurement has one: it takes the nn families'
+ * parameters too.  On its own (the heuristic over the defaults and other
+ * layouts' fits) it ran the attention's backward GEMMs as one or two
+ * 256x64 tiles a product at the tiles' full efficiency, where NeuSight's
+ * per-node backward times of the two attention matmuls
+ * (bench/neusight-nodes.py) were 12-55% longer for BERT-Large, GPT2-Large
+ * and OPT-1.3B on the A100 80GB and H100 (BERT-Large b8 on the A100
+ * 80GB: 1.31 ms against 1.87 measured; 1.79 with the nn families'
+ * parameters).  The tile choice follows the same rules
+ * (gs_gemm_select_votes); registers, shared memory and the operands' load
+ * pattern stay the layout's own. */
 GsLayout
 gs_gemm_params_layout (const GsGemmShape *s)
 {
   if (s->batch == 1 && s->layout == GS_LAYOUT_NN)
     return GS_LAYOUT_TN;
-  if (s->batch > 1 && s->layout == GS_LAYOUT_TN)
+  if (s->batch > 1 && (s->layout == GS_LAYOUT_TN
+                       || s->layout == GS_LAYOUT_NT))
     return GS_LAYOUT_NN;
   return s->layout;
 }
