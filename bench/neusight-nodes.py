@@ -21,6 +21,12 @@ prints both with gpusim's signed error: per group with --detail, per run
 and per GPU (mean absolute error over the groups, and the error of the
 summed time).
 
+Each node's time includes the harness's own cost, CUDA events around a
+Python call (about 10-25 us; the backward times every autograd function
+of the node apart, views and clones included), so nodes of a few tenths
+of a millisecond (BERT-Large at batch 2) read long against gpusim's
+kernels; the large ones carry the evidence.
+
 Only GEMM nodes are compared: the backward times NeuSight records for
 memory-bound nodes run 1.7-2.7 times their forward (dropout 0.95 ms
 against 0.36 on the H100 for GPT-3 XL's attention probabilities, though
