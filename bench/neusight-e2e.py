@@ -104,9 +104,9 @@ def held_out_ratio(args, runs_dir, arch, name):
     return clock, host.group(1) if host else "0"
 
 
-def predict(args, models_dir, run):
+def predict(args, run):
     arch, model, mode, seq, batch, compiled = run[:6]
-    cmd = [args.gpusim, "run", os.path.join(models_dir, model + ".json"),
+    cmd = [args.gpusim, "run", os.path.join(MODELS_DIR, model + ".json"),
            "--arch", arch, "--batch", batch, "--seq", seq,
            "--mode", "training" if mode == "train" else "inference",
            "--format", "json"]
@@ -115,7 +115,7 @@ def predict(args, models_dir, run):
     if args.spec_only:
         cmd.append("--spec-only")
     elif args.held_out:
-        runs_dir = os.path.join(models_dir, "..", "model-runs")
+        runs_dir = os.path.join(MODELS_DIR, "..", "model-runs")
         clock, host = held_out_ratio(args, runs_dir, arch, run[6])
         cmd += ["--set", "model_runs.clock_ratio=" + clock,
                 "--set", "model_runs.host_ratio=" + host]
@@ -163,10 +163,7 @@ def main():
     src = Checkout(args.checkout)
 
     runs = []
-    for gpu, arch, name in files(src, args.arch):
-        m = RUN.match(name)
-        if not m or m.group(1) not in MODELS:
-            continue
+    for gpu, arch, name, m in files(src, args.arch, RUN, MODELS):
         model, mode, seq, batch, fusion = m.groups()
         if arch == "l4" and model == "switchxl4":
             continue
@@ -179,7 +176,7 @@ def main():
         sys.exit(f"no runs under {args.checkout}/{LABELS}")
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda r: predict(args, MODELS_DIR, r), runs))
+        results = list(pool.map(lambda r: predict(args, r), runs))
 
     per_gpu = {}
     failed = 0

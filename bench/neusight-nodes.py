@@ -93,9 +93,9 @@ def label_groups(text):
     return groups
 
 
-def predict(args, models_dir, run):
+def predict(args, run):
     arch, model, mode, seq, batch = run[:5]
-    cmd = [args.gpusim, "run", os.path.join(models_dir, model + ".json"),
+    cmd = [args.gpusim, "run", os.path.join(MODELS_DIR, model + ".json"),
            "--arch", arch, "--batch", batch, "--seq", seq,
            "--mode", "training" if mode == "train" else "inference",
            "--format", "json"]
@@ -132,10 +132,7 @@ def main():
     src = Checkout(args.checkout)
 
     runs = []
-    for gpu, arch, name in files(src, args.arch):
-        m = RUN.match(name)
-        if not m or m.group(1) not in MODELS:
-            continue
+    for gpu, arch, name, m in files(src, args.arch, RUN, MODELS):
         if args.run and args.run not in name:
             continue
         labels = label_groups(src.read(gpu, name))
@@ -145,7 +142,7 @@ def main():
         sys.exit(f"no per-op profiles under {args.checkout}/{LABELS}")
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda r: predict(args, MODELS_DIR, r), runs))
+        results = list(pool.map(lambda r: predict(args, r), runs))
 
     print(f"{'gpu':16s} {'run':26s} {'fw ms':>8s} {'gpusim':>8s} {'err%':>7s}"
           f" {'bw ms':>8s} {'gpusim':>8s} {'err%':>7s}")

@@ -61,14 +61,17 @@ MODELS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                           "data", "neusight", "models")
 
 
-def files(src, archs=None):
-    """(NeuSight GPU directory, gpusim arch, file name) of every label file
-    of the GPUs in ARCHS (gpusim names; all six when empty)."""
+def files(src, archs, pattern, models):
+    """(NeuSight GPU directory, gpusim arch, file name, match) of every
+    label file of the GPUs in ARCHS (gpusim names; all six when empty)
+    whose name PATTERN matches with a first group in MODELS."""
     for gpu, arch in GPUS.items():
         if archs and arch not in archs:
             continue
         for name in src.list(gpu):
-            yield gpu, arch, name
+            m = pattern.match(name)
+            if m and m.group(1) in models:
+                yield gpu, arch, name, m
 
 
 def arguments(doc):
