@@ -301,15 +301,15 @@ gs_gemm_select_votes (const GsArch *arch, const GsGemmParams *p,
    * transposed view, bmm_nt) or nt GEMM (a bmm's backward: a^T @ grad)
    * is a batch of small products that follows the nn ones.  Only the
    * tile configuration comes from there: the kernel still runs its own
-   * layout.  Without tn rules a single nn GEMM
-   * goes to the heuristic, never to the batched nn rules: those do not
+   * layout.  Without tn rules a single nn GEMM goes to the heuristic,
+   * never to the batched nn rules: those do not
    * hold at batch 1 (the A100 40GB's five batch-1 bmm rows ran 128x32,
    * 32x128 and 32x32_sliced1x4, while its batched rows ran 128x128 3077
    * times in 3082), and a spec-only GPU's one-leaf 128x128 rule
    * (gemm-spec.c) gave the 1024 x 32128-deep input gradient of a 32k
    * vocabulary's head 32 blocks on the A100's 108 SMs.  Without nn rules
-   * a batched tn or nt GEMM keeps its own.  Where the arch says its library
-   * picks otherwise for x @ W (model_runs.nn_heuristic: on the H100,
+   * a batched tn or nt GEMM keeps its own.  Where the arch says its
+   * library picks otherwise for x @ W (model_runs.nn_heuristic: on the H100,
    * cuBLAS runs GPT-2's 4096 x 5120 x 1280 Conv1D as a 256x128 split-K
    * kernel, 1.16 ms inside NeuSight's runs, where the nn.Linear rules'
    * 128x64 tile takes 1.45 in the model), a single fp32 nn GEMM takes
