@@ -78,6 +78,10 @@ TESTS += tests/test-memory tests/predict-cli.sh tests/validate-cli.sh \
 	tests/import-cli.sh
 EXTRA_DIST += tests/predict-cli.sh tests/validate-cli.sh tests/import-cli.sh
 
+## bench/'s accuracy scripts (Python) on stand-ins for their inputs.
+TESTS += tests/bench-scripts.sh
+EXTRA_DIST += tests/bench-scripts.sh
+
 ## make check-valgrind: the whole suite under valgrind memcheck (test
 ## programs through LOG_COMPILER, gpusim through $GPUSIM, fuzz replays and
 ## loaders through $GS_WRAPPER); fails when any run reported an error.

@@ -1,0 +1,176 @@
+#!/bin/sh
+# gpusim tests: the accuracy scripts of bench/ (Python 3, standard library),
+# on small stand-ins for their inputs: a NeuSight checkout of three run
+# records (bench/neusight-e2e.py) and a measure-models.py CSV of two runs
+# (bench/measured-e2e.py).  The measured times are made up; what is checked
+# is that each script runs gpusim as it says, takes its prediction as is
+# and does its arithmetic right: the signed error, the per-GPU and overall
+# mean absolute error, the count over 10%, the forward and backward
+# columns, and which runs it skips.  Skipped without python3.
+if ! command -v python3 > /dev/null 2>&1; then
+  echo "1..0 # SKIP python3 not found"
+  exit 0
+fi
+B="$GS_SRCDIR/bench"
+M="$GS_SRCDIR/data/neusight/models"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+echo "1..10"
+
+check () {  # check N description command...: passes when the command does
+  n=$1; d=$2; shift 2
+  if "$@"; then echo "ok $n $d"; else echo "not ok $n $d"; fi
+}
+
+# A checkout: two V100 runs of a model the script knows, one of a model it
+# does not, one it leaves out by name (a data-parallel split) and the L4's
+# Switch run, which it skips.
+L="$tmp/co/scripts/asplos/label"
+mkdir -p "$L/Tesla_V100-PCIE-32GB" "$L/NVIDIA_L4"
+printf '{"num_layer": 24, "e2e_latency": 250.0, "fw_latency": 250.0, "bwall_latency": 0}\n' \
+  > "$L/Tesla_V100-PCIE-32GB/bert_large-inf-512-8.json"
+printf '{"num_layer": 24, "e2e_latency": 240.0, "fw_latency": 80.0, "bwall_latency": 160.0}\n' \
+  > "$L/Tesla_V100-PCIE-32GB/bert_large-train-512-2.json"
+printf '{"num_layer": 2, "e2e_latency": 10.0}\n' \
+  > "$L/Tesla_V100-PCIE-32GB/tiny_model-inf-512-8.json"
+printf '{"num_layer": 24, "e2e_latency": 100.0}\n' \
+  > "$L/Tesla_V100-PCIE-32GB/bert_large-inf-512-8-dp2.json"
+printf '{"num_layer": 0, "e2e_latency": 100.0}\n' \
+  > "$L/NVIDIA_L4/switchxl4-inf-512-1.json"
+
+# gpusim's own predictions of the two runs.
+"$GPUSIM" run "$M/bert_large.json" --arch v100-pcie-32gb --batch 8 --seq 512 \
+  --mode inference --format json > "$tmp/inf.json" &&
+"$GPUSIM" run "$M/bert_large.json" --arch v100-pcie-32gb --batch 2 --seq 512 \
+  --mode training --format json > "$tmp/train.json" || exit 1
+
+python3 "$B/neusight-e2e.py" "$tmp/co" --gpusim "$GPUSIM" --jobs 2 \
+  > "$tmp/e2e.txt" 2> "$tmp/e2e.err"
+rc=$?
+python3 "$B/neusight-e2e.py" "$tmp/co" --gpusim "$GPUSIM" --jobs 2 --phases \
+  > "$tmp/phases.txt" 2>&1
+rc_phases=$?
+
+# Compares the script's output with the arithmetic done here.  $1: which
+# check; reads the outputs above.
+verify () {
+  python3 - "$1" "$tmp" <<'EOF'
+import json, sys
+what, tmp = sys.argv[1], sys.argv[2]
+inf = json.load(open(tmp + "/inf.json"))
+train = json.load(open(tmp + "/train.json"))
+want = {"bert_large-inf-512-8": (250.0, inf["total_ms"]),
+        "bert_large-train-512-2": (240.0, train["total_ms"])}
+
+def rows(path):
+    out = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) >= 5 and f[0] in ("v100-pcie-32gb", "l4", "all") \
+                and not f[1].isdigit():
+            out[f[1]] = f
+    return out
+
+def summary(path):
+    return {l.split()[0]: l.split() for l in open(path)
+            if len(l.split()) == 5 and l.split()[1].isdigit()}
+
+r = rows(tmp + "/e2e.txt")
+errs = {k: (p - m) / m * 100 for k, (m, p) in want.items()}
+if what == "rows":
+    sys.exit(sorted(r) != sorted(want))
+if what == "values":
+    for k, (m, p) in want.items():
+        f = r[k]
+        if abs(float(f[2]) - m) > 0.005 or abs(float(f[3]) - p) > 0.005 \
+                or abs(float(f[4]) - errs[k]) > 0.005 or f[5] != "-":
+            sys.exit(1)
+if what == "summary":
+    s = summary(tmp + "/e2e.txt")
+    mape = sum(abs(e) for e in errs.values()) / len(errs)
+    worst = max(abs(e) for e in errs.values())
+    over = sum(abs(e) > 10 for e in errs.values())
+    for g in ("v100-pcie-32gb", "all"):
+        f = s[g]
+        if int(f[1]) != 2 or abs(float(f[2]) - mape) > 0.005 \
+                or abs(float(f[3]) - worst) > 0.005 or int(f[4]) != over:
+            sys.exit(1)
+    sys.exit("l4" in s)
+if what == "phases":
+    f = rows(tmp + "/phases.txt")["bert_large-train-512-2"]
+    fw = (train["forward_ms"] - 80.0) / 80.0 * 100
+    bw = (train["backward_ms"] - 160.0) / 160.0 * 100
+    calls = train.get("cuda_mallocs") or 0
+    if abs(float(f[6]) - fw) > 0.05 or abs(float(f[7]) - bw) > 0.05 \
+            or int(f[9]) != calls:
+        sys.exit(1)
+    # The inference run has no phase columns.
+    sys.exit(len(rows(tmp + "/phases.txt")["bert_large-inf-512-8"]) != 6)
+EOF
+}
+
+check 1 "neusight-e2e.py exits 0" test "$rc" = 0
+check 2 "one row per run it knows: no unknown model, split or L4 Switch" \
+  verify rows
+check 3 "measured as recorded, predicted as gpusim run says, signed error" \
+  verify values
+check 4 "per GPU and overall: runs, mean absolute error, worst, over 10%" \
+  verify summary
+verify_phases () { test "$rc_phases" = 0 && verify phases; }
+check 5 "--phases: the training run's forward and backward errors, mallocs" \
+  verify_phases
+
+# No run of the GPUs asked for: an error, not an empty table.
+python3 "$B/neusight-e2e.py" "$tmp/co" --gpusim "$GPUSIM" --arch t4 \
+  > /dev/null 2> "$tmp/none.err"
+rc=$?
+check 6 "--arch with no runs: exit 1, saying where it looked" \
+  sh -c "test $rc = 1 && grep -q 'no runs under' '$tmp/none.err'"
+
+# measured-e2e.py: a CSV in measure-models.py's format, two runs and one
+# that failed when measured (kept out).
+cat > "$tmp/models.csv" <<'EOF'
+# gpu: NVIDIA Tesla V100-PCIE-32GB
+# transformers: 4.36.0
+model,mode,seq,batch,dtype,attention,iters,fw_ms,bw_ms,e2e_ms,peak_gib,error
+bert_large,inf,512,8,fp32,eager,25,250.0,0,250.0,5.0,
+bert_large,train,512,2,fp32,eager,25,80.0,160.0,240.0,9.0,
+gpt2_large,inf,1024,4,fp32,eager,0,,,,,out of memory
+EOF
+python3 "$B/measured-e2e.py" --gpusim "$GPUSIM" --arch v100-pcie-32gb \
+  --models "$M" --jobs 2 "$tmp/models.csv" > "$tmp/measured.txt" 2>&1
+rc=$?
+check 7 "measured-e2e.py exits 0" test "$rc" = 0
+check 8 "measured-e2e.py: two rows, the failed measurement left out" \
+  sh -c "test \$(grep -c '^bert_large ' '$tmp/measured.txt') = 2 &&
+         ! grep -q '^gpt2_large' '$tmp/measured.txt'"
+# Its errors are printed to 0.1%: the inference row's against the
+# arithmetic here, and the dtype summary's mean.
+check 9 "measured-e2e.py: the inference row's prediction and error" \
+  python3 - "$tmp" <<'EOF'
+import json, sys
+tmp = sys.argv[1]
+p = json.load(open(tmp + "/inf.json"))["total_ms"]
+for line in open(tmp + "/measured.txt"):
+    f = line.split()
+    if f[:5] == ["bert_large", "inf", "512", "8", "fp32"]:
+        ok = abs(float(f[6]) - p) <= 0.005 \
+            and abs(float(f[7]) - (p - 250.0) / 250.0 * 100) <= 0.05
+        sys.exit(not ok)
+sys.exit(1)
+EOF
+check 10 "measured-e2e.py: the fp32 summary's runs and mean error" \
+  python3 - "$tmp" <<'EOF'
+import sys
+tmp = sys.argv[1]
+errs, summ = [], None
+for line in open(tmp + "/measured.txt"):
+    f = line.split()
+    if f and f[0] == "bert_large":
+        errs.append(abs(float(f[7])))
+    if f and f[0] == "fp32" and len(f) == 5:
+        summ = f
+ok = summ is not None and int(summ[1]) == 2 \
+    and abs(float(summ[2]) - sum(errs) / 2) <= 0.06
+sys.exit(not ok)
+EOF
