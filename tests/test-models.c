@@ -11,6 +11,7 @@
 #include "tests/testlib.h"
 #include "workloads/gemm.h"
 #include "workloads/model.h"
+#include "workloads/runtime.h"
 #include "src/report.h"
 #include "sim/arch.h"
 #include "sim/error.h"
@@ -4569,6 +4570,54 @@ test_host_timeline (void)
   gs_program_free (prog);
 }
 
+/* The backward of a tiny model is bound by the autograd engine's host
+ * time: each backward kernel costs the engine's figure
+ * (workloads/runtime-host.c, measured on host-bound training runs), and
+ * the backward lasts the sum of those host costs at the machine's host
+ * ratio, the GPU waiting between kernels. */
+static void
+test_host_backward (void)
+{
+  g_autoptr (GsArch) h100 = arch_or_skip ("h100");
+  if (h100 == NULL)
+    return;
+  Req t = { .batch = 1, .seq = 8, .mode = "training" };
+  g_autofree char *file = fixture ("tiny-gpt2.json");
+  g_autoptr (GsModelPlan) p = plan_ok (file, &t, h100);
+  double engine = gs_rt_host_ns (GS_HOST_AUTOGRAD, GS_RUNTIME_EAGER);
+  g_assert_cmpfloat (engine, ==, 15000);
+  double host_ns = 0;
+  guint first = G_MAXUINT, n = 0;
+  for (guint i = 0; i < p->ops->len; i++)
+    if (g_array_index (p->ops, GsOp, i).phase == GS_PHASE_BACKWARD)
+      {
+        double h = g_array_index (p->host_ns, double, i);
+        g_assert_cmpfloat (h, >=, engine);
+        host_ns += h;
+        first = MIN (first, i);
+        n++;
+      }
+  g_assert_cmpuint (n, >, 20);
+  GsProgram *prog = NULL;
+  g_autoptr (GsGpu) gpu = simulate_or_skip (p, h100, &prog);
+  if (gpu == NULL)
+    return;
+  /* From the end of the last kernel before the backward to the end of
+   * the run: the backward's host time at the H100 machine's ratio, and
+   * at most the last kernel and the launch gaps more. */
+  GsTime before = 0;
+  for (guint l = 0; l < prog->launches->len; l++)
+    if (g_array_index (prog->launches, GsLaunch, l).op < first)
+      before = MAX (before, gs_gpu_result (gpu, l)->end);
+  double span_us = (gs_gpu_end_time (gpu) - before) / 1e6;
+  double want_us = host_ns * gs_arch_host_ratio (h100) / 1e3;
+  g_test_message ("backward: %u kernels, %.1f us, host %.1f us", n, span_us,
+                  want_us);
+  g_assert_cmpfloat (span_us, >=, 0.98 * want_us);
+  g_assert_cmpfloat (span_us, <, want_us + 60);
+  gs_program_free (prog);
+}
+
 /* ------------------------------------------------------------ accuracy */
 
 static double
@@ -4957,6 +5006,7 @@ main (int argc, char **argv)
   g_test_add_func ("/models/training/checkpointing", test_checkpointing);
   g_test_add_func ("/models/host/costs", test_host_costs);
   g_test_add_func ("/models/host/timeline", test_host_timeline);
+  g_test_add_func ("/models/host/backward", test_host_backward);
   g_test_add_func ("/models/transformers-5", test_transformers_5);
   g_test_add_func ("/models/host/mallocs", test_allocator_mallocs);
   g_test_add_func ("/models/opt/maximum-backward", test_opt_maximum_backward);
