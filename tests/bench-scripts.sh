@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpusim tests: the accuracy scripts of bench/ (Python 3, standard library),
 # on small stand-ins for their inputs: a NeuSight checkout of three run
-# records (bench/neusight-e2e.py) and a measure-models.py CSV of two runs
+# records (bench/neusight-e2e.py), one per-op profile of a few nodes
+# (bench/neusight-nodes.py) and a measure-models.py CSV of two runs
 # (bench/measured-e2e.py).  The measured times are made up; what is checked
 # is that each script runs gpusim as it says, takes its prediction as is
 # and does its arithmetic right: the signed error, the per-GPU and overall
@@ -15,7 +16,7 @@ B="$GS_SRCDIR/bench"
 M="$GS_SRCDIR/data/neusight/models"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..10"
+echo "1..13"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -174,3 +175,87 @@ ok = summ is not None and int(summ[1]) == 2 \
     and abs(float(summ[2]) - sum(errs) / 2) <= 0.06
 sys.exit(not ok)
 EOF
+
+# neusight-nodes.py: a training run's per-op profile with two layer-0 GEMM
+# groups (the query nn.Linear; the attention's two matmuls, summed), a
+# layer-1 Linear and a layer-0 LayerNorm it leaves out.
+N="$tmp/co2/scripts/asplos/label/Tesla_V100-PCIE-32GB"
+mkdir -p "$N"
+python3 - "$N/bert_large-train-512-2.csv" <<'EOF'
+import csv, sys
+def stack(path, cls):
+    return ("{'nn_module_stack': {'%s': ('%s', <class '%s'>)}}"
+            % (path, path, cls))
+lin = "torch.nn.modules.linear.Linear"
+att = "transformers.models.bert.modeling_bert.BertSelfAttention"
+rows = [
+    ("call_module", "bert.encoder.layer.0.attention.self.query",
+     stack("bert.encoder.layer.0.attention.self.query", lin), 0.5, 1.0),
+    ("call_function", "<built-in method matmul of type object at 0x1>",
+     stack("bert.encoder.layer.0.attention.self", att), 0.3, 0.6),
+    ("call_function", "<built-in method matmul of type object at 0x1>",
+     stack("bert.encoder.layer.0.attention.self", att), 0.2, 0.4),
+    ("call_module", "bert.encoder.layer.1.attention.self.query",
+     stack("bert.encoder.layer.1.attention.self.query", lin), 9.0, 9.0),
+    ("call_module", "bert.encoder.layer.0.output.LayerNorm",
+     stack("bert.encoder.layer.0.output.LayerNorm",
+           "torch.nn.modules.normalization.LayerNorm"), 9.0, 9.0),
+]
+with open(sys.argv[1], "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["op", "target", "meta", "fw_latency", "bw_latency"])
+    w.writerows(rows)
+EOF
+python3 "$B/neusight-nodes.py" "$tmp/co2" --gpusim "$GPUSIM" --detail \
+  > "$tmp/nodes.txt" 2>&1
+rc=$?
+check 11 "neusight-nodes.py exits 0 with one run" \
+  sh -c "test $rc = 0 &&
+         test \$(grep -c '^v100-pcie-32gb *bert_large-train-512-2' '$tmp/nodes.txt') = 1"
+# gpusim's side of each group, from the run's JSON: layer 0's forward GEMM
+# and copy kernels, backward GEMM and reduce kernels, by tag.
+nodes () {
+  python3 - "$1" "$tmp" <<'EOF'
+import json, sys
+what, tmp = sys.argv[1], sys.argv[2]
+d = json.load(open(tmp + "/train.json"))
+want = {"bert.encoder.layer.0.attention.self.query": (0.5, 1.0),
+        "bert.encoder.layer.0.attention.self.matmul": (0.5, 1.0)}
+pred = {}
+for k in d["kernels"]:
+    if k.get("layer") != 0:
+        continue
+    fw = k["phase"] == "forward" and k["op_class"] in ("gemm", "copy")
+    bw = k["phase"] == "backward" and k["op_class"] in ("gemm", "reduce")
+    if fw or bw:
+        t = pred.setdefault(k["tag"], [0.0, 0.0])
+        t[0 if fw else 1] += k["time_ms"]
+lines = [l.split() for l in open(tmp + "/nodes.txt")]
+if what == "groups":
+    got = {f[0]: f[1:] for f in lines if len(f) == 7 and f[0] in
+           [g[-40:] for g in want]}
+    if len(got) != 2:
+        sys.exit(1)
+    for g, (lf, lb) in want.items():
+        f = [float(x) for x in got[g[-40:]]]
+        pf, pb = pred[g]
+        ok = (abs(f[0] - lf) < 1e-6 and abs(f[1] - pf) < 0.0015
+              and abs(f[2] - (pf - lf) / lf * 100) < 0.06
+              and abs(f[3] - lb) < 1e-6 and abs(f[4] - pb) < 0.0015
+              and abs(f[5] - (pb - lb) / lb * 100) < 0.06)
+        if not ok:
+            sys.exit(1)
+if what == "run":
+    f = next(f for f in lines if f[:2] == ["v100-pcie-32gb",
+                                            "bert_large-train-512-2"])
+    pf = sum(pred[g][0] for g in want)
+    pb = sum(pred[g][1] for g in want)
+    ok = (abs(float(f[2]) - 1.0) < 1e-6 and abs(float(f[3]) - pf) < 0.002
+          and abs(float(f[5]) - 2.0) < 1e-6 and abs(float(f[6]) - pb) < 0.002)
+    sys.exit(not ok)
+EOF
+}
+check 12 "neusight-nodes.py: each group's times beside gpusim's layer-0 kernels" \
+  nodes groups
+check 13 "neusight-nodes.py: the run's sums, layer 1 and the LayerNorm left out" \
+  nodes run
