@@ -23,7 +23,7 @@ typedef enum {
   GS_HOST_MODULE,    /* an nn.Module call (hooks, forward dispatch) */
   GS_HOST_OP,        /* an aten op called from Python that launches kernels */
   GS_HOST_GEMM,      /* a matmul/linear called from Python (cuBLAS) */
-  GS_HOST_AUTOGRAD,  /* a backward function run by the autograd engine */
+  GS_HOST_AUTOGRAD,  /* a backward kernel the autograd engine issues */
   GS_HOST_SYNC,      /* a blocking copy (nonzero's count, item(), a
                       * tensor made from a Python number): the host waits
                       * for the GPU to drain, then copies */

@@ -90,7 +90,7 @@ static const HostCost costs[GS_HOST_COUNT] = {
   { GS_HOST_MODULE, 6000, 0, "nn.Module call" },
   { GS_HOST_OP, 13000, 7000, "aten op launching a kernel" },
   { GS_HOST_GEMM, 26000, 6000, "matmul / linear (cuBLAS)" },
-  { GS_HOST_AUTOGRAD, 15000, 7000, "backward function (autograd engine)" },
+  { GS_HOST_AUTOGRAD, 15000, 7000, "backward kernel (autograd engine)" },
   { GS_HOST_SYNC, 20000, 20000, "blocking copy, after waiting for the GPU" },
   { GS_HOST_WAIT, 5000, 5000, "torch.cuda.synchronize(), after the wait" },
   { GS_HOST_GRAPH, 0, 60000, "entering a compiled graph (guards, wrappers)" },
