@@ -9,4 +9,4 @@ dist_arch_DATA += \
 	arch/h100-sxm5-80gb.cfg arch/h100-pcie.cfg \
 	arch/a10.cfg arch/rtx-3090.cfg arch/l40s.cfg arch/rtx-4090.cfg \
 	arch/h200.cfg arch/h200-nvl.cfg \
-	arch/a100.cfg arch/h100.cfg
+	arch/a100.cfg arch/h100.cfg arch/v100.cfg

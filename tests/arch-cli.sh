@@ -27,7 +27,8 @@ check "list shows the six measured GPUs and the short names" $? 0 \
   sh -c "for g in a100-pcie-40gb a100-pcie-80gb h100-sxm5-80gb l4 t4 \
          v100-pcie-32gb; do grep -q \"^\$g \" '$tmp/out' || exit 1; done; \
          grep -q '^  a100 -> a100-sxm4-80gb\$' '$tmp/out' && \
-         grep -q '^  h100 -> h100-sxm5-80gb\$' '$tmp/out'"
+         grep -q '^  h100 -> h100-sxm5-80gb\$' '$tmp/out' && \
+         grep -q '^  v100 -> v100-pcie-32gb\$' '$tmp/out'"
 run arch list
 check "list leaves out family base files" $? 0 \
   sh -c "! grep -q '^sm[0-9]' '$tmp/out'"
@@ -46,7 +47,7 @@ check "list: a what-if file is its own row, not a short name of its base" \
               grep -q '^  h100 -> h100-sxm5-80gb\$' '$tmp/out'"
 GPUSIM_ARCH_PATH="$tmp/path:$GPUSIM_ARCH_PATH" run arch list --format json
 check "list --format json: alias_of only on short names" $? 0 \
-  sh -c "[ \$(grep -c '\"alias_of\"' '$tmp/out') = 3 ] && \
+  sh -c "[ \$(grep -c '\"alias_of\"' '$tmp/out') = 4 ] && \
          grep -A1 '\"name\" : \"mine\"' '$tmp/out' | grep -q full_name"
 run arch list
 check "list: A100 PCIe 40GB row (108 SMs, 1410 MHz, 1555 GB/s, 19.5 TFLOP/s)" \

@@ -743,7 +743,8 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
     : g_strdup_printf ("%s's %g GiB of device memory (dram.size_gib)",
                        arch->name, gib);
   /* Only the remedies that apply: a smaller batch or sequence shrinks
-   * the activations and the cache, fewer generated tokens the cache, a
+   * the activations and the cache, fewer generated tokens the cache,
+   * checkpointed layers a training run's saved activations, a
    * 16-bit dtype halves a 32-bit model's every term (once), a larger MIG
    * profile gives more memory; where the weights and training state
    * alone exceed it, only more memory helps. */
@@ -755,6 +756,9 @@ gs_model_check_memory (const GsMg *g, const GsMg *last,
     g_ptr_array_add (ways, "a smaller --batch or --seq");
   if (smaller && s->gen > 1 && f.cache > 0)
     g_ptr_array_add (ways, "fewer --gen-tokens");
+  /* Checkpointed layers keep only each layer's input for the backward. */
+  if (smaller && s->training && !g->opt.checkpoint && f.saved > 0)
+    g_ptr_array_add (ways, "--checkpointing layers");
   if (half)
     g_ptr_array_add (ways, "a 16-bit --dtype");
   if (mig)
