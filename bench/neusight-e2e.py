@@ -47,9 +47,16 @@ PyTorch's allocator cache before every iteration, so the forward
 allocates those afresh; the columns are there to see whether a machine's
 forward excess follows them.
 
+--against METHOD adds a column: the signed error of the prediction
+NeuSight's repository publishes for the run by METHOD (neusight, its own
+predictor; micro, habitat and roofline, the baselines it compares with),
+scripts/asplos/results/prediction/<GPU>/<METHOD>/<run>.json, "-" where it
+has none, and a last table: on the runs METHOD predicted, per GPU and
+over all, its MAPE and runs over 10% beside gpusim's.
+
 Usage: GPUSIM_ARCH_PATH=arch bench/neusight-e2e.py NEUSIGHT_CHECKOUT
            [--gpusim PATH] [--spec-only] [--held-out] [--phases]
-           [--arch A ...] [--jobs N]
+           [--against METHOD] [--arch A ...] [--jobs N]
 NEUSIGHT_CHECKOUT is a clone of NeuSight's repository (a work tree, or a
 bare git directory, read with `git show`).  Python 3 standard library only.
 """
@@ -143,6 +150,17 @@ def phases(run, out):
             f" {mallocs:>7d} {1000 * excess / mallocs if mallocs else 0:+8.0f}")
 
 
+PREDICTIONS = "scripts/asplos/results/prediction"
+
+
+def published(src, gpu, method, name):
+    """NeuSight's published prediction of run NAME by METHOD (ms), or None."""
+    rel = f"{PREDICTIONS}/{gpu}/{method}/{name}.json"
+    if not src.exists(rel):
+        return None
+    return json.loads(src.read_path(rel))["e2e_latency"]
+
+
 def over10(errors):
     """How many absolute errors (percent) are worse than 10%."""
     return sum(1 for e in errors if e > 10)
@@ -159,6 +177,11 @@ def main():
                     help="training runs: also the forward's and backward's "
                     "errors and the forward's excess in ms per GiB saved "
                     "for the backward")
+    ap.add_argument("--against", metavar="METHOD",
+                    choices=["neusight", "micro", "habitat", "roofline"],
+                    help="also the error of the prediction NeuSight's "
+                    "repository publishes for each run by METHOD "
+                    "(neusight, micro, habitat or roofline)")
     args = ap.parse_args()
     src = Checkout(args.checkout)
 
@@ -171,7 +194,9 @@ def main():
         runs.append((arch, model, mode, seq, batch, bool(fusion),
                      name[:-5], rec["e2e_latency"],
                      profile_sum(src, gpu, name[:-5]),
-                     (rec.get("fw_latency"), rec.get("bwall_latency"))))
+                     (rec.get("fw_latency"), rec.get("bwall_latency")),
+                     published(src, gpu, args.against, name[:-5])
+                     if args.against else None))
     if not runs:
         sys.exit(f"no runs under {args.checkout}/{LABELS}")
 
@@ -182,8 +207,10 @@ def main():
     failed = 0
     print(f"{'gpu':16s} {'run':32s} {'measured':>10s} {'predicted':>10s} "
           f"{'error%':>8s} {'profile%':>9s}"
+          + (f" {args.against + '%':>9s}" if args.against else "")
           + (f" {'fw%':>7s} {'bw%':>7s} {'ms/GiB':>9s} {'mallocs':>7s}"
              f" {'us/call':>8s}" if args.phases else ""))
+    both = {}  # arch -> [(gpusim's |error|, METHOD's |error|)]
     for run, (out, why) in zip(runs, results):
         arch, name, label, prof = run[0], run[6], run[7], run[8]
         own = (f"{(prof - label) / label * 100:+9.2f}" if prof
@@ -196,9 +223,18 @@ def main():
         pred = out["total_ms"]
         err = (pred - label) / label * 100
         per_gpu.setdefault(arch, []).append(abs(err))
+        theirs = ""
+        if args.against:
+            other = run[10]
+            if other is None:
+                theirs = f" {'-':>9s}"
+            else:
+                oerr = (other - label) / label * 100
+                theirs = f" {oerr:+9.2f}"
+                both.setdefault(arch, []).append((abs(err), abs(oerr)))
         extra = phases(run, out) if args.phases and run[2] == "train" else ""
         print(f"{arch:16s} {name:32s} {label:10.2f} {pred:10.2f} {err:+8.2f} "
-              f"{own}{extra}")
+              f"{own}{theirs}{extra}")
     print()
     print(f"{'gpu':16s} {'runs':>5s} {'MAPE%':>7s} {'worst%':>7s} "
           f"{'over10%':>8s}")
@@ -212,6 +248,19 @@ def main():
     if every:
         print(f"{'all':16s} {len(every):5d} {sum(every) / len(every):7.2f} "
               f"{max(every):7.2f} {over10(every):8d}")
+    if args.against:
+        print()
+        print(f"on the runs {args.against} predicted:")
+        print(f"{'gpu':16s} {'runs':>5s} {'gpusim%':>8s} {'over10%':>8s} "
+              f"{args.against + '%':>9s} {'over10%':>8s}")
+        groups = [(arch, both[arch]) for arch in GPUS.values() if arch in both]
+        if groups:
+            groups.append(("all", [p for _, g in groups for p in g]))
+        for name, pairs in groups:
+            mine, theirs = [a for a, _ in pairs], [b for _, b in pairs]
+            print(f"{name:16s} {len(pairs):5d} {sum(mine) / len(pairs):8.2f} "
+                  f"{over10(mine):8d} {sum(theirs) / len(pairs):9.2f} "
+                  f"{over10(theirs):8d}")
     sys.exit(1 if failed else 0)
 
 

@@ -50,10 +50,22 @@ class Checkout:
         return sorted(os.path.basename(p) for p in out.split())
 
     def read(self, gpu, name):
+        return self.read_path(f"{LABELS}/{gpu}/{name}")
+
+    def read_path(self, rel):
+        """A file of the checkout by its path in the repository."""
         if self.tree:
-            with open(os.path.join(self.path, LABELS, gpu, name)) as f:
+            with open(os.path.join(self.path, rel)) as f:
                 return f.read()
-        return self._git("show", f"HEAD:{LABELS}/{gpu}/{name}")
+        return self._git("show", f"HEAD:{rel}")
+
+    def exists(self, rel):
+        """Whether the checkout has a file at REL."""
+        if self.tree:
+            return os.path.isfile(os.path.join(self.path, rel))
+        return subprocess.run(["git", "--git-dir", self._gitdir(), "cat-file",
+                               "-e", f"HEAD:{rel}"],
+                              capture_output=True).returncode == 0
 
 
 # The six models' Hugging Face configs, as the project keeps them.

@@ -7,7 +7,8 @@
 # is that each script runs gpusim as it says, takes its prediction as is
 # and does its arithmetic right: the signed error, the per-GPU and overall
 # mean absolute error, the count over 10%, the forward and backward
-# columns, and which runs it skips.  Skipped without python3.
+# columns, the comparison with a published prediction, and which runs it
+# skips.  Skipped without python3.
 if ! command -v python3 > /dev/null 2>&1; then
   echo "1..0 # SKIP python3 not found"
   exit 0
@@ -16,7 +17,7 @@ B="$GS_SRCDIR/bench"
 M="$GS_SRCDIR/data/neusight/models"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-echo "1..13"
+echo "1..15"
 
 check () {  # check N description command...: passes when the command does
   n=$1; d=$2; shift 2
@@ -259,3 +260,42 @@ check 12 "neusight-nodes.py: each group's times beside gpusim's layer-0 kernels"
   nodes groups
 check 13 "neusight-nodes.py: the run's sums, layer 1 and the LayerNorm left out" \
   nodes run
+
+# --against: a published prediction of the inference run only (the
+# training run has none: "-", and it is left out of the last table).
+P="$tmp/co/scripts/asplos/results/prediction/Tesla_V100-PCIE-32GB/neusight"
+mkdir -p "$P"
+printf '{"num_layer": 24, "e2e_latency": 275.0, "fw_latency": 275.0}\n' \
+  > "$P/bert_large-inf-512-8.json"
+python3 "$B/neusight-e2e.py" "$tmp/co" --gpusim "$GPUSIM" --jobs 2 \
+  --against neusight > "$tmp/against.txt" 2>&1
+rc_against=$?
+against () {
+  test "$rc_against" = 0 || return 1
+  python3 - "$1" "$tmp" <<'EOF'
+import json, sys
+what, tmp = sys.argv[1], sys.argv[2]
+p = json.load(open(tmp + "/inf.json"))["total_ms"]
+lines = [l.split() for l in open(tmp + "/against.txt")]
+if what == "column":
+    inf = next(f for f in lines if f[:2] == ["v100-pcie-32gb",
+                                              "bert_large-inf-512-8"])
+    train = next(f for f in lines if f[:2] == ["v100-pcie-32gb",
+                                                "bert_large-train-512-2"])
+    sys.exit(not (len(inf) == 7 and abs(float(inf[6]) - 10.0) < 0.005
+                  and train[6] == "-"))
+if what == "table":
+    at = next(i for i, f in enumerate(lines) if f[:3] == ["on", "the", "runs"])
+    rows = {f[0]: f for f in lines[at + 2:] if f}
+    mine = abs(p - 250.0) / 250.0 * 100
+    f = rows.get("all")
+    ok = (sorted(rows) == ["all", "v100-pcie-32gb"] and int(f[1]) == 1
+          and abs(float(f[2]) - mine) < 0.005 and int(f[3]) == (mine > 10)
+          and abs(float(f[4]) - 10.0) < 0.005 and int(f[5]) == 0)
+    sys.exit(not ok)
+EOF
+}
+check 14 "--against: the published prediction's signed error, - where none" \
+  against column
+check 15 "--against: the last table counts only the runs it predicted" \
+  against table
