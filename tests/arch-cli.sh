@@ -68,8 +68,8 @@ check "show h100: inherited value names its file, derived FP16 tensor peak" \
 run arch show h100
 check "show h100: its single fp32 x @ W GEMMs take the heuristic (model_runs)" \
   $? 0 has "^  single fp32 x @ W kernels    the selection heuristic's, not the nn.Linear rules' (model_runs)$"
-run arch show l4 --format json
-check "show l4 --format json: the nn.Linear rules pick them there" $? 0 \
+run arch show v100-pcie-32gb --format json
+check "show v100-pcie-32gb --format json: the nn.Linear rules pick them there" $? 0 \
   has '"nn_gemm_rules" : "nn.Linear"'
 run arch show t4
 check "show t4: no TF32, BF16 or FP8 tensor path" $? 0 \
@@ -78,7 +78,7 @@ check "show t4: no TF32, BF16 or FP8 tensor path" $? 0 \
          grep -Eq '^  fp8 tensor +none$' '$tmp/out'"
 run arch show l40s
 check "show l40s: a spec-only GDDR card's estimated clock and DRAM in practice" \
-  $? 0 sh -c "grep -Eq '^  estimated sustained clock +2281 MHz' '$tmp/out' && \
+  $? 0 sh -c "grep -Eq '^  estimated sustained clock +2283 MHz' '$tmp/out' && \
               grep -Eq '^  estimated dram +659 GB/s in practice \\(0\\.763 of the datasheet.s, the fitted GPUs. median for GDDR\\)$' '$tmp/out'"
 run arch show l4 --format json
 check "show --format json" $? 0 \

@@ -1085,6 +1085,43 @@ test_attention_window (void)
   g_assert_cmpfloat (ld_beta, >, g_array_index (k, GsKernel, 0).work.ld_bytes);
 }
 
+/* The split-K reduction reads the partials the GEMM just wrote: from L2
+ * when what it touches fits the share of L2 the memory calibration keeps
+ * (l2_keep), from DRAM when it is several times larger. */
+static void
+test_splitk_l2 (void)
+{
+  g_autoptr (GsArch) a = gs_test_arch ("l4");
+  g_autoptr (GsGemmParams) p = arch_params (a);
+  g_assert_cmpfloat (p->l2_keep, >, 0.05);
+  g_autoptr (GArray) k = gs_test_kernels_new ();
+  const GsGemmCfg *cfg = gs_gemm_cfg_find (GS_GEMM_GEN_AMPERE,
+                                           GS_DTYPE_FP32, "simt_128x64");
+  g_assert_nonnull (cfg);
+  double frac[2];
+  int64_t rows[2] = { 1024, 16384 };
+  for (int i = 0; i < 2; i++)
+    {
+      GsGemmShape s;
+      shape (&s, rows[i], 1024, 1024, 1, GS_DTYPE_FP32, GS_LAYOUT_TN);
+      s.bias = FALSE;
+      GsGemmChoice c = { cfg, 3 };
+      g_array_set_size (k, 0);
+      gs_gemm_build (a, p, &s, &c, k);
+      g_assert_cmpuint (k->len, ==, 2);
+      const GsKernel *r = &g_array_index (k, GsKernel, 1);
+      g_assert_nonnull (strstr (r->name, "splitKreduce"));
+      /* Three fp32 partials and the result, 16 bytes an element. */
+      double touched = (double) rows[i] * 1024 * 16;
+      double l2 = gs_work_l2_bytes (&r->work) * gs_kernel_blocks (r);
+      g_assert_cmpfloat (fabs (l2 / touched - 1), <, 0.05);
+      frac[i] = gs_work_dram_bytes (&r->work) / gs_work_l2_bytes (&r->work);
+    }
+  /* 16 MiB of the L4's 48: L2; 256 MiB: DRAM. */
+  g_assert_cmpfloat (frac[0], <, 0.01);
+  g_assert_cmpfloat (frac[1], >, 0.99);
+}
+
 /* ----------------------------------------------------------- the fitter */
 
 /* A small fit: the first rows of the A100-80GB's GEMMs. */
@@ -2068,6 +2105,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gemm/lowering-sweep", test_lowering_sweep);
   g_test_add_func ("/gemm/gemv-attention", test_gemv_and_attention);
   g_test_add_func ("/gemm/attention-window", test_attention_window);
+  g_test_add_func ("/gemm/splitk-l2", test_splitk_l2);
   g_test_add_func ("/gemm/fit-deterministic", test_fit_deterministic);
   g_test_add_func ("/gemm/fit-roundtrip", test_fit_roundtrip);
   g_test_add_func ("/gemm/bad-params", test_bad_params);

@@ -21,6 +21,7 @@
  */
 #include "config.h"
 #include "workloads/gemm.h"
+#include "workloads/mem-model.h"
 #include "sim/arch.h"
 #include "sim/occupancy.h"
 
@@ -679,9 +680,12 @@ kernel_common (GsKernel *k, const GsGemmCfg *cfg, const GsGemmShape *s,
 }
 
 /* The reduction kernel after a split-K GEMM: sums SPLIT fp32 partial
- * tiles per output element (one thread per element). */
+ * tiles per output element (one thread per element).  The GEMM wrote the
+ * partials just before, so what the reduction touches comes from L2 when
+ * it fits there, as for the memory-bound ops (gs_mem_l2_hit). */
 static void
-splitk_reduce (const GsGemmShape *s, int split, GArray *kernels)
+splitk_reduce (const GsArch *arch, const GsGemmParams *p,
+               const GsGemmShape *s, int split, GArray *kernels)
 {
   GsKernel k;
   gs_kernel_init (&k);
@@ -701,6 +705,10 @@ splitk_reduce (const GsGemmShape *s, int split, GArray *kernels)
   k.work.ld_bytes = threads * split * 4 + (s->bias ? threads * out : 0)
                     + (s->c_in ? threads * out : 0);
   k.work.st_bytes = threads * out;
+  double hit = gs_l2_hit (arch, p->l2_keep,
+                          elems * (split * 4 + out));
+  k.work.l2_bytes = k.work.ld_bytes + k.work.st_bytes;
+  k.work.dram_bytes = k.work.l2_bytes * (1 - hit);
   k.work.mlp = MAX (1.0, split);
   g_array_append_val (kernels, k);
 }
@@ -801,7 +809,7 @@ gs_gemm_build (const GsArch *arch, const GsGemmParams *p,
   memory_work (arch, cfg, s, &g, bps, total, &k.work);
   g_array_append_val (kernels, k);
   if (split > 1)
-    splitk_reduce (s, split, kernels);
+    splitk_reduce (arch, p, s, split, kernels);
 }
 
 void

@@ -112,6 +112,10 @@ typedef struct {
    * (tau + t)). */
   double burst_speedup;    /* >= 0, at t -> 0 */
   double burst_tau_us;     /* > 0 */
+  /* Fraction of L2 that keeps what the previous kernel wrote: the
+   * memory calibration's l2_keep (calibration.library.memory), read by
+   * the split-K reduction, whose partial sums the GEMM just wrote. */
+  double l2_keep;
 } GsGemmParams;
 
 /* ------------------------------------------------------------- params */

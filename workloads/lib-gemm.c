@@ -29,6 +29,7 @@
 #include "config.h"
 #include "workloads/library-private.h"
 #include "workloads/gemm.h"
+#include "workloads/mem-model.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 #include "sim/gpu.h"
@@ -129,6 +130,7 @@ gs_gemm_params_new (void)
   memcpy (p->overhead_us, default_overhead_us, sizeof p->overhead_us);
   p->burst_speedup = 0;
   p->burst_tau_us = 1000;
+  p->l2_keep = 0.75;
   return p;
 }
 
@@ -152,6 +154,7 @@ gs_gemm_params_copy (const GsGemmParams *p)
   memcpy (c->overhead_us, p->overhead_us, sizeof c->overhead_us);
   c->burst_speedup = p->burst_speedup;
   c->burst_tau_us = p->burst_tau_us;
+  c->l2_keep = p->l2_keep;
   c->alone = p->alone;
   GHashTableIter it;
   gpointer k, v;
@@ -429,6 +432,10 @@ gs_gemm_params_load (GsGemmParams *p, const GsArch *arch, GError **error)
 {
   if (arch->chain == NULL)
     return TRUE;
+  GsMemParams mem;
+  if (!gs_mem_params_load (&mem, arch, error))
+    return FALSE;
+  p->l2_keep = mem.l2_keep;
   config_setting_t *g = gs_cfg_chain_lookup (arch->chain,
                                              "calibration.library.gemm");
   /* No GEMM measurements: what the measured GPUs agree on (gemm-spec.c). */

@@ -99,10 +99,16 @@ residency (double x)
 }
 
 double
+gs_l2_hit (const GsArch *a, double keep, double bytes)
+{
+  double cap = a->l2_mib * 1048576.0 * keep;
+  return cap > 0 ? residency (bytes / cap) : 0.0;
+}
+
+double
 gs_mem_l2_hit (const GsArch *a, const GsMemParams *p, double bytes)
 {
-  double cap = a->l2_mib * 1048576.0 * p->l2_keep;
-  return cap > 0 ? residency (bytes / cap) : 0.0;
+  return gs_l2_hit (a, p->l2_keep, bytes);
 }
 
 void
