@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "workloads/gemm.h"
+#include "workloads/mem-model.h"
 #include "sim/arch.h"
 #include "sim/error.h"
 #include "sim/gpu.h"
@@ -87,6 +88,7 @@ typedef struct {
   double lsu;              /* s per FLOP of the SM's smem/L1 pipe, at eff */
   double eff_memory;       /* share of the DRAM bandwidth its loads reach */
   double block_fixed_ns;
+  double l2_keep;          /* GsGemmParams.l2_keep: the reduction's L2 */
 } Candidate;
 
 /* The estimate's view of CFG on S: blocks per SM, the SM's FLOP rate at
@@ -106,7 +108,7 @@ candidate (const GsArch *arch, const GsGemmParams *p, const GsGemmShape *s,
                   peak * fam.eff_compute,
                   gs_gemm_lsu_s_per_flop (arch, cfg, s) / eff,
                   fam.eff_memory > 0 ? fam.eff_memory : 1.0,
-                  fam.block_fixed_ns };
+                  fam.block_fixed_ns, p != NULL ? p->l2_keep : 0.75 };
   return c;
 }
 
@@ -144,8 +146,16 @@ estimate_time_ns (const GsArch *arch, const GsGemmShape *s,
   double mem = gs_gemm_dram_bytes (arch, cfg, s, split, c->bps)
                / (bw * eff_memory) * 1e9;
   /* The reduction is a kernel of its own, after the GEMM: its time adds to
-   * the GEMM's, whichever bound the GEMM has. */
-  double reduce = split > 1 ? out * (split + 1) / bw * 1e9 + 2000 : 0;
+   * the GEMM's, whichever bound the GEMM has.  It reads the partials the
+   * GEMM just wrote, from L2 as far as they fit (gemm-kernels.c). */
+  double reduce = 0;
+  if (split > 1)
+    {
+      double touched = out * (split + 1);
+      double hit = gs_l2_hit (arch, c->l2_keep, touched);
+      double l2bw = gs_arch_l2_bw (arch) * gs_arch_l2_eff (arch);
+      reduce = MAX (touched / l2bw, touched * (1 - hit) / bw) * 1e9 + 2000;
+    }
   return MAX (t, mem) + reduce;
 }
 
