@@ -733,7 +733,7 @@ gs_arch_set (GsArch *a, const char *key, const char *value, GError **error)
  * 75 W is what a PCIe slot supplies (PCI Express CEM specification): a
  * card that draws no more has no power connector of its own, and its
  * boost clock is reached only in short bursts. */
-static const GsClockRule clock_rule = { 0.906, 75.0, 11.23, 1.0 / 3 };
+static const GsClockRule clock_rule = { 0.906, 75.0, 11.33, 1.0 / 3 };
 
 const GsClockRule *
 gs_arch_clock_rule (void)

@@ -702,13 +702,18 @@ splitk_reduce (const GsArch *arch, const GsGemmParams *p,
   k.regs = 32;
   k.work.fp32_ops = threads * split;
   k.work.other_ops = threads * (split + 8);
-  k.work.ld_bytes = threads * split * 4 + (s->bias ? threads * out : 0)
-                    + (s->c_in ? threads * out : 0);
+  /* The bias is one value a column: of a block's 16 rows of 32 columns
+   * one row's reads reach L2, the rest hit L1, and the vector stays in
+   * L2. */
+  double bias = s->bias ? threads * out : 0;
+  double c = s->c_in ? threads * out : 0;
+  k.work.ld_bytes = threads * split * 4 + bias + c;
   k.work.st_bytes = threads * out;
   double hit = gs_l2_hit (arch, p->l2_keep,
-                          elems * (split * 4 + out));
-  k.work.l2_bytes = k.work.ld_bytes + k.work.st_bytes;
-  k.work.dram_bytes = k.work.l2_bytes * (1 - hit);
+                          elems * (split * 4 + out + (s->c_in ? out : 0)));
+  double touched = threads * split * 4 + c + k.work.st_bytes;
+  k.work.l2_bytes = touched + bias / k.block[1];
+  k.work.dram_bytes = touched * (1 - hit);
   k.work.mlp = MAX (1.0, split);
   g_array_append_val (kernels, k);
 }
