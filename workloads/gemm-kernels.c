@@ -682,7 +682,7 @@ kernel_common (GsKernel *k, const GsGemmCfg *cfg, const GsGemmShape *s,
 /* The reduction kernel after a split-K GEMM: sums SPLIT fp32 partial
  * tiles per output element (one thread per element).  The GEMM wrote the
  * partials just before, so what the reduction touches comes from L2 when
- * it fits there, as for the memory-bound ops (gs_mem_l2_hit). */
+ * it fits there, as for the memory-bound ops (gs_l2_hit). */
 static void
 splitk_reduce (const GsArch *arch, const GsGemmParams *p,
                const GsGemmShape *s, int split, GArray *kernels)
@@ -709,9 +709,8 @@ splitk_reduce (const GsArch *arch, const GsGemmParams *p,
   double c = s->c_in ? threads * out : 0;
   k.work.ld_bytes = threads * split * 4 + bias + c;
   k.work.st_bytes = threads * out;
-  double hit = gs_l2_hit (arch, p->l2_keep,
-                          elems * (split * 4 + out + (s->c_in ? out : 0)));
   double touched = threads * split * 4 + c + k.work.st_bytes;
+  double hit = gs_l2_hit (arch, p->l2_keep, touched * elems / threads);
   k.work.l2_bytes = touched + bias / k.block[1];
   k.work.dram_bytes = touched * (1 - hit);
   k.work.mlp = MAX (1.0, split);

@@ -108,7 +108,8 @@ candidate (const GsArch *arch, const GsGemmParams *p, const GsGemmShape *s,
                   peak * fam.eff_compute,
                   gs_gemm_lsu_s_per_flop (arch, cfg, s) / eff,
                   fam.eff_memory > 0 ? fam.eff_memory : 1.0,
-                  fam.block_fixed_ns, p != NULL ? p->l2_keep : 0.75 };
+                  fam.block_fixed_ns,
+                  p != NULL ? p->l2_keep : GS_L2_KEEP_DEFAULT };
   return c;
 }
 

@@ -130,7 +130,7 @@ gs_gemm_params_new (void)
   memcpy (p->overhead_us, default_overhead_us, sizeof p->overhead_us);
   p->burst_speedup = 0;
   p->burst_tau_us = 1000;
-  p->l2_keep = 0.75;
+  p->l2_keep = GS_L2_KEEP_DEFAULT;
   return p;
 }
 

@@ -159,7 +159,9 @@ double gs_mem_residual_scale (const GsResiduals *t, const GsOp *op);
  * (1 when it fits with room to spare, falling steeply past the capacity
  * the arch keeps for it). */
 double gs_mem_l2_hit (const GsArch *arch, const GsMemParams *p, double bytes);
-/* The same for KEEP, the fraction of L2 kept (GsMemParams.l2_keep). */
+/* The same for KEEP, the fraction of L2 kept (GsMemParams.l2_keep, by
+ * default GS_L2_KEEP_DEFAULT). */
+#define GS_L2_KEEP_DEFAULT 0.75
 double gs_l2_hit (const GsArch *arch, double keep, double bytes);
 
 #endif
